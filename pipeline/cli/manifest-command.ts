@@ -1,0 +1,21 @@
+/** `reckon manifest verify [--store S] [--run RUN_ID] [--json]`: exit 0 when the chain holds, 1 naming the first broken link. */
+import { resolve } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { verifyManifests } from '../manifest.js';
+import { openStore } from '../store/object-store.js';
+import { parse, printJson } from './args.js';
+
+export async function manifestCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'verify') throw new ConfigError('usage: reckon manifest verify [--store DIR] [--run RUN_ID] [--json]');
+  const { values } = parse(rest, { store: { type: 'string' }, run: { type: 'string' }, json: { type: 'boolean' } });
+  const store = await openStore(resolve(values.store ?? 'var/reckon'));
+  const { checked, problems } = await verifyManifests(store, values.run);
+  if (values.json) printJson({ ok: problems.length === 0, checked, problems });
+  else if (problems.length === 0) process.stdout.write(`ok: ${checked} manifest(s) verified, chain intact\n`);
+  else {
+    process.stdout.write(`FAILED: first broken link: ${problems[0].key}: ${problems[0].problem}\n`);
+    for (const p of problems.slice(1)) process.stdout.write(`  also: ${p.key}: ${p.problem}\n`);
+  }
+  return problems.length === 0 ? 0 : 1;
+}

@@ -1,0 +1,76 @@
+/** `reckon run` (CONTRACT §7): parses options, runs the window, prints the summary, returns the exit code. */
+import { resolve } from 'node:path';
+import { loadConfig } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { runWindow, TRIGGERS, type RunResult, type Trigger } from '../run.js';
+import { windowForDate, windowForRange } from '../window.js';
+import { parse, printJson } from './args.js';
+
+export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
+           [--sources DIR] [--store DIR] [--config FILE]
+           [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
+           [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]`;
+
+/** Runs `reckon run` with `argv` (after the subcommand). Returns the exit code of CONTRACT §7. */
+export async function runCommand(argv: string[]): Promise<number> {
+  const { values } = parse(argv, {
+    date: { type: 'string' }, window: { type: 'string' }, control: { type: 'string' }, all: { type: 'boolean' },
+    sources: { type: 'string' }, store: { type: 'string' }, config: { type: 'string' }, trigger: { type: 'string' },
+    reason: { type: 'string' }, 'rerun-of': { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' },
+  });
+  if ((values.date === undefined) === (values.window === undefined)) throw new ConfigError(`exactly one of --date or --window is required\n${RUN_USAGE}`);
+  if (values.control !== undefined && values.all) throw new ConfigError('--control and --all exclude each other');
+  const window = values.date !== undefined ? windowForDate(values.date) : windowForRange(values.window!);
+  const trigger = (values.trigger ?? 'manual') as Trigger;
+  if (!TRIGGERS.includes(trigger)) throw new ConfigError(`--trigger must be one of ${TRIGGERS.join(', ')}`);
+  if (trigger === 'incident' && (!values['rerun-of'] || !values.reason)) throw new ConfigError('--trigger incident needs --rerun-of RUN_ID and --reason TEXT');
+  if (values['rerun-of'] !== undefined && !/^[a-z0-9_-]+$/.test(values['rerun-of'])) throw new ConfigError(`--rerun-of '${values['rerun-of']}' is not a run id`);
+  const controls = values.control ? values.control.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) : [];
+  const config = await loadConfig(values.config);
+  const quiet = Boolean(values.quiet);
+  const result = await runWindow({
+    window, controls, config, trigger,
+    sources: resolve(values.sources ?? 'sources'),
+    store: resolve(values.store ?? 'var/reckon'),
+    reason: values.reason ?? null,
+    rerunOf: values['rerun-of'] ?? null,
+    log: (line) => { if (!quiet) process.stderr.write(`reckon: ${line}\n`); },
+  });
+  if (values.json) printJson(jsonSummary(result));
+  else process.stdout.write(humanSummary(result));
+  return result.exit_code;
+}
+
+/** The `--json` document of CONTRACT §7. */
+export function jsonSummary(r: RunResult) {
+  return {
+    run_id: r.run_id,
+    status: r.status,
+    exit_code: r.exit_code,
+    window: r.window,
+    manifest: r.manifest,
+    results_digest: r.results_digest,
+    quarantine_count: r.quarantine_count,
+    controls: r.controls.map((c) => ({
+      control_id: c.control_id, status: c.status, as_of: c.as_of, readiness: c.readiness, quarantined_datasets: c.quarantined_datasets,
+      totals: c.totals,
+      differences: c.differences.map((d) => ({ kind: d.kind, key: d.key, detail: d.detail, break_id: d.break_id, disposition: d.disposition, record_time: d.record_time })),
+    })),
+  };
+}
+
+/** A per-control summary for people (stdout without --json). */
+export function humanSummary(r: RunResult): string {
+  const lines = [`run ${r.run_id}  window [${r.window.start}, ${r.window.end})  status ${r.status}  exit ${r.exit_code}`];
+  for (const c of r.controls) {
+    const byKind = new Map<string, number>();
+    for (const d of c.differences) byKind.set(d.kind, (byKind.get(d.kind) ?? 0) + 1);
+    const kinds = [...byKind].map(([k, n]) => `${k}×${n}`).join(', ');
+    lines.push(`  ${c.control_id}  ${c.status.padEnd(10)} ${String(c.differences.length).padStart(4)} difference(s)${kinds ? `  ${kinds}` : ''}`);
+    if (c.status === 'NOT_READY') for (const why of c.readiness.reasons) lines.push(`        not ready: ${why}`);
+    if (c.status === 'INCOMPLETE') lines.push(`        quarantined input in: ${c.quarantined_datasets.join(', ')}`);
+  }
+  if (r.quarantine_count) lines.push(`  ${r.quarantine_count} record(s) or file(s) quarantined; see the manifest and outputs/quarantine`);
+  lines.push(`  manifest ${r.manifest.path}`, `  sha256   ${r.manifest.sha256}`, `  results  ${r.results_digest}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,341 @@
+/**
+ * Loads every dataset of a source location into embedded DuckDB (CONTRACT §1–§2).
+ *
+ * Each record is validated field by field against `datasets.ts`; a valid record is appended with
+ * exact types (scaled bigint → DECIMAL, microseconds → TIMESTAMP) so that no value is ever
+ * type-sniffed or cast through DOUBLE. A record that breaks a rule goes to the quarantine with
+ * dataset, file, row, line, column, rule and raw text. After loading, exact duplicate deliveries
+ * collapse to one record (the earliest `ingested_at` kept) and are counted. Watermarks come from
+ * `_watermark.json` or are derived and labelled `derived`.
+ */
+import { link, mkdir, readFile, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
+import { DuckDBDateValue, DuckDBDecimalValue, DuckDBTimestampValue, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import type { Config } from './config.js';
+import { currencyTable } from './currency.js';
+import { DATASETS, SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from './datasets.js';
+import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from './local-time.js';
+import { notionalMinor } from './money.js';
+import { hashFile, listDatasetFolder, type DatasetFolder, type SourceFile } from './sources/files.js';
+import { readCsv, readJsonl, readParquet, type ReadEvent } from './sources/readers.js';
+import {
+  DECIMAL_SCALE, clip, formatMicros, parseAmountMinor, parseBool, parseCutoff, parseDate, parseDecimal, parseId, parseInt64,
+  parseLocalTimestamp, parseText, parseTimestamp, type Parsed,
+} from './values.js';
+
+/** One quarantined record or file (CONTRACT §2). `row` is the record number, 1 = first data record. */
+export interface QuarantineEntry {
+  readonly dataset: string;
+  readonly file: string;
+  readonly row: number | null;
+  readonly line: number | null;
+  readonly column: string | null;
+  readonly rule: string;
+  readonly message: string;
+  readonly raw: string;
+}
+
+/** Per input object: what was read from it. */
+export interface FileLoad {
+  readonly path: string;
+  readonly format: string;
+  readonly size: number;
+  readonly sha256: string;
+  rows: number;
+  quarantined: number;
+}
+
+/** A dataset's watermark: declared in `_watermark.json`, derived from its data, or none. */
+export interface Watermark {
+  readonly source: 'declared' | 'derived' | 'none';
+  /** ISO-8601 UTC, microseconds when present; null for none. */
+  readonly value: string | null;
+  readonly micros: bigint | null;
+  readonly complete?: boolean;
+  readonly sequence?: string;
+}
+
+/** Everything the manifest needs to know about one dataset's load. */
+export interface DatasetLoad {
+  readonly dataset: string;
+  readonly present: boolean;
+  readonly files: FileLoad[];
+  records_read: number;
+  records_loaded: number;
+  duplicates: number;
+  quarantined: number;
+  watermark: Watermark;
+  readonly extra_columns: string[];
+  readonly ignored_files: readonly string[];
+  import_report?: unknown;
+}
+
+/** One cutoff mapping used (CONTRACT §2): local date/time in a zone → UTC, and which rule applied. */
+export interface CutoffMapping {
+  readonly timezone: string;
+  readonly local: string;
+  readonly utc: string;
+  readonly rule: CutoffRule;
+}
+
+export interface LoadResult {
+  readonly datasets: readonly DatasetLoad[];
+  readonly quarantine: readonly QuarantineEntry[];
+  readonly cutoffMappings: readonly CutoffMapping[];
+}
+
+const BAD_ROW = Symbol('bad');
+type Cell = bigint | number | string | boolean | null;
+
+interface RowContext {
+  readonly spec: DatasetSpec;
+  readonly config: Config;
+  readonly cutoffs: Map<string, CutoffMapping & { micros: bigint }>;
+}
+
+/** Validates one raw record into typed cells (own columns then derived), or the first rule broken. */
+function typeRecord(ctx: RowContext, fields: ReadonlyMap<string, string | null>): { cells: Cell[] } | { column: string; rule: string; message: string } {
+  const { spec } = ctx;
+  const cells: Cell[] = [];
+  const byName = new Map<string, Cell>();
+  const currencies = currencyTable().exponents;
+  for (const col of spec.columns) {
+    const text = fields.get(col.name) ?? null;
+    if (text === null) {
+      if (col.optional) { cells.push(null); byName.set(col.name, null); continue; }
+      return { column: col.name, rule: 'required_empty', message: `required column ${col.name} is empty` };
+    }
+    const p = typeValue(col, text, fields);
+    if (!p.ok) return { column: col.name, rule: p.rule, message: `${col.name}: ${p.message}` };
+    if (col.range) {
+      const v = p.value as bigint;
+      if (col.range === 'positive' && v <= 0n) return { column: col.name, rule: 'range_positive', message: `${col.name} '${clip(text)}' must be > 0` };
+      if (col.range === 'at_least_one' && v < 1n) return { column: col.name, rule: 'range_at_least_one', message: `${col.name} '${clip(text)}' must be ≥ 1` };
+    }
+    cells.push(p.value as Cell);
+    byName.set(col.name, p.value as Cell);
+  }
+  // Derived columns, in the order of derivedColumns().
+  for (const col of spec.columns) {
+    if (col.kind !== 'local_timestamp' || !col.utcColumn) continue;
+    const wall = byName.get(col.name) as bigint;
+    const zone = ianaZone(byName.get(col.zoneColumn!) as string)!;
+    const m = mapRecordLocalTime(zone, wall);
+    if (!m.ok) return { column: col.name, rule: 'local_time_gap', message: `${col.name} '${fields.get(col.name)}' does not exist in ${byName.get(col.zoneColumn!)} (DST gap)` };
+    cells.push(m.utcMicros);
+  }
+  if (spec.derived === 'notional') {
+    const exp = currencies.get(byName.get('price_currency') as string)!;
+    cells.push(notionalMinor(byName.get('fill_qty') as bigint, byName.get('price') as bigint, exp, ctx.config.rounding_mode));
+  }
+  if (spec.derived === 'statement_interval') {
+    const tz = byName.get('timezone') as string;
+    const days = byName.get('business_date') as number;
+    const cutoffS = byName.get('cutoff_local') as string;
+    const seconds = parseCutoff(cutoffS);
+    if (!seconds.ok) throw new Error('unreachable');
+    cells.push(cutoffInstant(ctx, tz, days - 1, seconds.value), cutoffInstant(ctx, tz, days, seconds.value));
+  }
+  return { cells };
+}
+
+function cutoffInstant(ctx: RowContext, tz: string, days: number, seconds: number): bigint {
+  const wall = BigInt(days) * 86_400_000_000n + BigInt(seconds) * 1_000_000n;
+  const key = `${tz}|${wall}`;
+  let m = ctx.cutoffs.get(key);
+  if (!m) {
+    const r = mapCutoff(ianaZone(tz)!, wall);
+    m = { timezone: tz, local: formatMicros(wall).replace(/Z$/, ''), utc: formatMicros(r.utcMicros), rule: r.rule, micros: r.utcMicros };
+    ctx.cutoffs.set(key, m);
+  }
+  return m.micros;
+}
+
+function typeValue(col: ColumnSpec, text: string, fields: ReadonlyMap<string, string | null>): Parsed<Cell> {
+  switch (col.kind) {
+    case 'timestamp': return parseTimestamp(text);
+    case 'local_timestamp': {
+      const p = parseLocalTimestamp(text);
+      if (!p.ok) return p;
+      const zone = fields.get(col.zoneColumn!);
+      if (!zone || !ianaZone(zone)) return { ok: false, rule: 'timezone_unknown', message: `companion ${col.zoneColumn} '${clip(zone ?? '')}' is not an IANA time zone` };
+      return p;
+    }
+    case 'timezone': return ianaZone(text) ? { ok: true, value: text } : { ok: false, rule: 'timezone_unknown', message: `'${clip(text)}' is not an IANA time zone` };
+    case 'date': return parseDate(text);
+    case 'cutoff': {
+      const p = parseCutoff(text);
+      return p.ok ? { ok: true, value: text.length === 5 ? `${text}:00` : text } : p;
+    }
+    case 'int': return parseInt64(text);
+    case 'decimal': return parseDecimal(text);
+    case 'amount_minor': return parseAmountMinor(text);
+    case 'currency':
+      return currencyTable().exponents.has(text) ? { ok: true, value: text } : { ok: false, rule: 'currency_unknown', message: `'${clip(text)}' is not a currency code of iso4217.csv` };
+    case 'id': return parseId(text);
+    case 'enum':
+      return col.values!.includes(text) ? { ok: true, value: text } : { ok: false, rule: 'enum_value', message: `'${clip(text)}' is not one of ${col.values!.join(', ')}` };
+    case 'text': return parseText(text);
+    case 'bool': return parseBool(text);
+  }
+}
+
+function appendCell(app: DuckDBAppender, type: string, v: Cell): void {
+  if (v === null) return app.appendNull();
+  switch (type) {
+    case 'TIMESTAMP': return app.appendTimestamp(new DuckDBTimestampValue(v as bigint));
+    case 'DATE': return app.appendDate(new DuckDBDateValue(v as number));
+    case 'BIGINT': return app.appendBigInt(v as bigint);
+    case 'DECIMAL(38,18)': return app.appendDecimal(new DuckDBDecimalValue(v as bigint, 38, DECIMAL_SCALE));
+    case 'DECIMAL(38,0)': return app.appendDecimal(new DuckDBDecimalValue(v as bigint, 38, 0));
+    case 'BOOLEAN': return app.appendBoolean(v as boolean);
+    default: return app.appendVarchar(v as string);
+  }
+}
+
+/** Quoted SQL identifier. */
+export const ident = (n: string) => `"${n.replace(/"/g, '""')}"`;
+
+/** Column names and DuckDB types of a dataset's table, own columns then derived ones. */
+export function tableColumns(spec: DatasetSpec): { name: string; type: string }[] {
+  return [...spec.columns.map((c) => ({ name: c.name, type: SQL_TYPE[c.kind] })), ...derivedColumns(spec)];
+}
+
+async function readWatermark(folder: DatasetFolder, q: QuarantineEntry[]): Promise<Watermark | undefined> {
+  if (!folder.watermarkPath) return undefined;
+  const file = `${folder.dataset}/_watermark.json`;
+  const fail = (rule: string, message: string, raw: string): undefined => {
+    q.push({ dataset: folder.dataset, file, row: null, line: null, column: null, rule, message, raw: raw.slice(0, 4096) });
+    return undefined;
+  };
+  let text: string;
+  try { text = new TextDecoder('utf-8', { fatal: true }).decode(await readFile(folder.watermarkPath)); } catch (e) { return fail('watermark_unreadable', `_watermark.json cannot be read: ${(e as Error).message}`, ''); }
+  let doc: unknown;
+  try { doc = parseLossless(text); } catch (e) { return fail('watermark_not_json', `_watermark.json is not JSON: ${(e as Error).message}`, text); }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return fail('watermark_not_object', '_watermark.json is not a JSON object', text);
+  const o = doc as Record<string, unknown>;
+  if (typeof o.watermark !== 'string') return fail('watermark_missing', '_watermark.json has no string "watermark"', text);
+  const ts = parseTimestamp(o.watermark);
+  if (!ts.ok) return fail(`watermark_${ts.rule}`, `_watermark.json "watermark": ${ts.message}`, text);
+  if (o.complete !== undefined && typeof o.complete !== 'boolean') return fail('watermark_complete', '"complete" must be true or false', text);
+  let sequence: string | undefined;
+  if (o.sequence !== undefined && o.sequence !== null) {
+    const s = isLosslessNumber(o.sequence) ? o.sequence.value : typeof o.sequence === 'string' ? o.sequence : undefined;
+    if (s === undefined || !parseInt64(s).ok) return fail('watermark_sequence', '"sequence" must be an integer', text);
+    sequence = s;
+  }
+  return { source: 'declared', value: formatMicros(ts.value), micros: ts.value, complete: o.complete as boolean | undefined, sequence };
+}
+
+/**
+ * Loads every dataset of CONTRACT §2 from the local folder `root` into tables named after the
+ * datasets. `stagingDir` receives links with safe names for Parquet files. Returns per-dataset
+ * counts, the quarantine and the cutoff mappings used. Throws only on internal failure.
+ */
+export async function loadSources(conn: DuckDBConnection, root: string, config: Config, stagingDir: string): Promise<LoadResult> {
+  const quarantine: QuarantineEntry[] = [];
+  const cutoffs = new Map<string, CutoffMapping & { micros: bigint }>();
+  const loads: DatasetLoad[] = [];
+  await mkdir(stagingDir, { recursive: true });
+  let staged = 0;
+  for (const spec of DATASETS) {
+    const folder = await listDatasetFolder(root, spec.name);
+    const cols = tableColumns(spec);
+    const colDefs = cols.map((c) => `${ident(c.name)} ${c.type}`).join(', ');
+    await conn.run(`CREATE OR REPLACE TABLE ${ident(`${spec.name}__raw`)} (${colDefs}, _file VARCHAR, _row BIGINT)`);
+    const load: DatasetLoad = {
+      dataset: spec.name, present: folder.present, files: [], records_read: 0, records_loaded: 0, duplicates: 0, quarantined: 0,
+      watermark: { source: 'none', value: null, micros: null }, extra_columns: [], ignored_files: folder.ignored,
+    };
+    const qBefore = quarantine.length;
+    const app = await conn.createAppender(`${spec.name}__raw`);
+    const ctx: RowContext = { spec, config, cutoffs };
+    const known = new Set(spec.columns.map((c) => c.name));
+    const required = spec.columns.filter((c) => !c.optional).map((c) => c.name);
+    for (const file of folder.files) {
+      const { sha256, size } = await hashFile(file.absPath).catch(() => ({ sha256: '', size: 0 }));
+      const fl: FileLoad = { path: file.relPath, format: file.gzip ? `${file.format}.gz` : file.format, size, sha256, rows: 0, quarantined: 0 };
+      load.files.push(fl);
+      const q = (e: Omit<QuarantineEntry, 'dataset' | 'file'>) => { quarantine.push({ dataset: spec.name, file: file.relPath, ...e }); fl.quarantined += 1; };
+      if (file.refused) { q({ row: null, line: null, column: null, rule: file.refused.rule, message: file.refused.message, raw: '' }); continue; }
+      let events: AsyncGenerator<ReadEvent>;
+      if (file.format === 'parquet') {
+        const stagedPath = join(stagingDir, `p${String(++staged).padStart(6, '0')}.parquet`);
+        await link(file.absPath, stagedPath).catch(() => symlink(file.absPath, stagedPath));
+        events = readParquet(conn, stagedPath, spec.columns);
+      } else if (file.format === 'jsonl') events = readJsonl(file, spec.columns);
+      else events = readCsv(file);
+      let missing: string[] = [];
+      let headerSeen = false;
+      for await (const ev of events) {
+        if (ev.type === 'header') {
+          headerSeen = true;
+          const dup = ev.columns.filter((c, i) => ev.columns.indexOf(c) !== i);
+          if (dup.length) { missing = [`(duplicate header ${dup.join(', ')})`]; continue; }
+          if (file.format !== 'jsonl') missing = required.filter((c) => !ev.columns.includes(c)).concat(spec.columns.filter((c) => c.optional && !ev.columns.includes(c.name)).map((c) => c.name));
+          for (const c of ev.columns) if (!known.has(c) && !load.extra_columns.includes(c)) load.extra_columns.push(c);
+          continue;
+        }
+        if (ev.type === 'file_error') { q({ row: ev.row ?? null, line: ev.line ?? null, column: null, rule: ev.rule, message: ev.message, raw: '' }); continue; }
+        load.records_read += 1;
+        fl.rows += 1;
+        if (ev.type === 'record_error') { q({ row: ev.row, line: ev.line, column: ev.column ?? null, rule: ev.rule, message: ev.message, raw: ev.raw }); continue; }
+        if (missing.length) { q({ row: ev.row, line: ev.line, column: missing[0], rule: 'file_missing_column', message: `the file lacks column(s) ${missing.join(', ')}`, raw: ev.raw }); continue; }
+        const typed = typeRecord(ctx, ev.fields);
+        if ('rule' in typed) { q({ row: ev.row, line: ev.line, column: typed.column, rule: typed.rule, message: typed.message, raw: ev.raw }); continue; }
+        for (let i = 0; i < cols.length; i++) appendCell(app, cols[i].type, typed.cells[i]);
+        app.appendVarchar(file.relPath);
+        app.appendBigInt(BigInt(ev.row));
+        app.endRow();
+      }
+      void headerSeen;
+    }
+    app.closeSync();
+    load.quarantined = quarantine.length - qBefore;
+    await dedupe(conn, spec, load);
+    const declared = await readWatermark(folder, quarantine);
+    load.quarantined = quarantine.length - qBefore;
+    if (declared) load.watermark = declared;
+    else if (spec.derivedWatermarkColumn && !folder.watermarkPath) load.watermark = await derivedWatermark(conn, spec);
+    if (folder.importReportPath) {
+      try { load.import_report = JSON.parse(await readFile(folder.importReportPath, 'utf8')); } catch (e) {
+        quarantine.push({ dataset: spec.name, file: `${spec.name}/_import_report.json`, row: null, line: null, column: null, rule: 'import_report_unreadable', message: (e as Error).message, raw: '' });
+        load.quarantined += 1;
+      }
+    }
+    loads.push(load);
+  }
+  const cutoffMappings = [...cutoffs.values()].map(({ micros: _m, ...rest }) => rest).sort((a, b) => (a.timezone + a.local < b.timezone + b.local ? -1 : 1));
+  return { datasets: loads, quarantine, cutoffMappings };
+}
+
+/**
+ * Collapses exact duplicate deliveries (CONTRACT §2): records equal in every typed column but the
+ * delivery column (`ingested_at`) count once, keeping the earliest delivery time and the first
+ * file/row that carried it. The table named after the dataset holds the result.
+ */
+async function dedupe(conn: DuckDBConnection, spec: DatasetSpec, load: DatasetLoad): Promise<void> {
+  const cols = tableColumns(spec).map((c) => c.name);
+  const delivery = spec.deliveryColumn ? `, min(${ident(spec.deliveryColumn)}) AS ${ident(spec.deliveryColumn)}` : '';
+  const select = cols.map((c) => (c === spec.deliveryColumn ? `min(${ident(c)}) AS ${ident(c)}` : ident(c))).join(', ');
+  void delivery;
+  await conn.run(
+    `CREATE OR REPLACE TABLE ${ident(spec.name)} AS SELECT ${select}, min(_file || ':' || lpad(_row::VARCHAR, 12, '0')) AS _source, count(*) AS _deliveries ` +
+      `FROM ${ident(`${spec.name}__raw`)} GROUP BY ALL`,
+  );
+  await conn.run(`DROP TABLE ${ident(`${spec.name}__raw`)}`);
+  const r = await conn.runAndReadAll(`SELECT count(*)::VARCHAR AS n, coalesce(sum(_deliveries), 0)::VARCHAR AS d FROM ${ident(spec.name)}`);
+  const [row] = r.getRowObjectsJson();
+  load.records_loaded = Number(row.n);
+  load.duplicates = Number(row.d) - Number(row.n);
+}
+
+async function derivedWatermark(conn: DuckDBConnection, spec: DatasetSpec): Promise<Watermark> {
+  const col = ident(spec.derivedWatermarkColumn!);
+  const r = await conn.runAndReadAll(`SELECT epoch_us(max(${col}))::VARCHAR AS us FROM ${ident(spec.name)}`);
+  const us = r.getRowObjectsJson()[0].us;
+  if (us === null || us === undefined) return { source: 'derived', value: null, micros: null };
+  const micros = BigInt(String(us));
+  return { source: 'derived', value: formatMicros(micros), micros };
+}

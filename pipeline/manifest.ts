@@ -1,0 +1,130 @@
+/**
+ * Publishing and verifying run manifests (CONTRACT §6). A manifest is canonical JSON (RFC 8785)
+ * hashed with SHA-256, written once under `manifests/<sequence>-<run_id>.json` with its digest in
+ * a write-once `.sha256` beside it. The chain is linear per store: publication holds a store-wide
+ * lock, reads the head, and records the head's SHA-256 as `previous_manifest_sha256`.
+ */
+import { hostname } from 'node:os';
+import { canonicalJson, sha256Hex } from './canonical.js';
+import { ConcurrencyError } from './errors.js';
+import { AlreadyExistsError, type ObjectStore } from './store/object-store.js';
+import { parseManifest, type ManifestV1 } from '../manifests/v1/schema.js';
+
+const LOCK_KEY = '_locks/publish.json';
+const LOCK_TTL_MS = 120_000;
+
+/** The chain head: last sequence number and its manifest's SHA-256 (0 and null for an empty store). */
+export async function chainHead(store: ObjectStore): Promise<{ sequence: number; sha256: string | null; key: string | null }> {
+  const keys = (await store.list('manifests')).filter((k) => /\/[0-9]{8}-[^/]+\.json$/.test(k)).sort();
+  if (keys.length === 0) return { sequence: 0, sha256: null, key: null };
+  const key = keys[keys.length - 1];
+  const bytes = (await store.get(key))!;
+  return { sequence: Number(key.split('/').pop()!.slice(0, 8)), sha256: sha256Hex(bytes), key };
+}
+
+function alive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+}
+
+/** Runs `fn` holding the store-wide publish lock; a lock left by a dead process or past its expiry is broken. */
+export async function withPublishLock<T>(store: ObjectStore, fn: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  const me = { pid: process.pid, host: hostname(), acquired_at: new Date().toISOString(), expires_at: new Date(Date.now() + LOCK_TTL_MS).toISOString() };
+  for (;;) {
+    try {
+      await store.putOnce(LOCK_KEY, JSON.stringify(me));
+      break;
+    } catch (e) {
+      if (!(e instanceof AlreadyExistsError)) throw e;
+      const held = await store.get(LOCK_KEY);
+      let stale = held === undefined;
+      if (held) {
+        try {
+          const h = JSON.parse(held.toString('utf8')) as typeof me;
+          stale = Date.parse(h.expires_at) < Date.now() || (h.host === me.host && !alive(h.pid));
+        } catch { stale = true; }
+      }
+      if (stale) { await store.deleteScratch(LOCK_KEY); continue; }
+      if (Date.now() > deadline) throw new ConcurrencyError('the store-wide publish lock is held by another run', 'lock');
+      await new Promise((r) => setTimeout(r, 25 + Math.random() * 100));
+    }
+  }
+  try { return await fn(); } finally { await store.deleteScratch(LOCK_KEY); }
+}
+
+/**
+ * Publishes a manifest: under the publish lock, fills in the chain link, writes the canonical
+ * bytes once and the digest beside them. `build` receives the chain fields. Returns the key and
+ * SHA-256. A second write of the same key fails (AlreadyExistsError).
+ */
+export async function publishManifest(
+  store: ObjectStore,
+  runId: string,
+  build: (chain: { sequence: number; previous_manifest_sha256: string | null }) => ManifestV1,
+): Promise<{ key: string; sha256: string; manifest: ManifestV1 }> {
+  return withPublishLock(store, async () => {
+    const head = await chainHead(store);
+    const manifest = build({ sequence: head.sequence + 1, previous_manifest_sha256: head.sha256 });
+    parseManifest(manifest);
+    const bytes = canonicalJson(manifest);
+    const sha256 = sha256Hex(bytes);
+    const key = `manifests/${String(head.sequence + 1).padStart(8, '0')}-${runId}.json`;
+    await store.putOnce(key, bytes);
+    await store.putOnce(key.replace(/\.json$/, '.sha256'), `${sha256}  ${key.split('/').pop()}\n`);
+    return { key, sha256, manifest };
+  });
+}
+
+/** One finding of `manifest verify`. */
+export interface VerifyProblem {
+  readonly key: string;
+  readonly problem: string;
+}
+
+/**
+ * Verifies every manifest of the store in chain order (or up to and including `runId`): canonical
+ * bytes, recorded digest, schema, contiguous sequence, previous-manifest links, and the SHA-256 of
+ * every output object it lists. Returns the problems found, first broken link first.
+ */
+export async function verifyManifests(store: ObjectStore, runId?: string): Promise<{ checked: number; problems: VerifyProblem[] }> {
+  const keys = (await store.list('manifests')).filter((k) => k.endsWith('.json')).sort();
+  const problems: VerifyProblem[] = [];
+  let previous: string | null = null;
+  let expectedSeq = 1;
+  let checked = 0;
+  for (const key of keys) {
+    const name = key.split('/').pop()!;
+    const m = /^([0-9]{8})-(.+)\.json$/.exec(name);
+    if (!m) { problems.push({ key, problem: 'name is not <sequence>-<run_id>.json' }); continue; }
+    const bytes = (await store.get(key))!;
+    const sha = sha256Hex(bytes);
+    checked += 1;
+    const seq = Number(m[1]);
+    if (seq !== expectedSeq) problems.push({ key, problem: `sequence ${seq} where ${expectedSeq} was expected: a manifest is missing or out of order` });
+    const side = await store.get(key.replace(/\.json$/, '.sha256'));
+    if (!side) problems.push({ key, problem: 'its .sha256 digest file is missing' });
+    else if (side.toString('utf8').split(/\s+/)[0] !== sha) problems.push({ key, problem: `SHA-256 ${sha} differs from the published digest ${side.toString('utf8').split(/\s+/)[0]}: the manifest was edited` });
+    let doc: ManifestV1 | undefined;
+    try {
+      const parsed = JSON.parse(bytes.toString('utf8'));
+      if (canonicalJson(parsed) !== bytes.toString('utf8')) problems.push({ key, problem: 'bytes are not canonical JSON (RFC 8785)' });
+      doc = parseManifest(parsed);
+    } catch (e) {
+      problems.push({ key, problem: `not a readable version-1 manifest: ${(e as Error).message.split('\n')[0]}` });
+    }
+    if (doc) {
+      if (doc.run_id !== m[2]) problems.push({ key, problem: `run_id ${doc.run_id} does not match the file name` });
+      if (doc.chain.sequence !== seq) problems.push({ key, problem: `records sequence ${doc.chain.sequence}, file name says ${seq}` });
+      if (doc.chain.previous_manifest_sha256 !== previous) problems.push({ key, problem: `previous_manifest_sha256 ${doc.chain.previous_manifest_sha256} does not match the preceding manifest ${previous}: the chain is broken` });
+      for (const o of doc.outputs) {
+        const body = await store.get(o.key);
+        if (!body) problems.push({ key, problem: `output ${o.key} is missing` });
+        else if (sha256Hex(body) !== o.sha256) problems.push({ key, problem: `output ${o.key} was edited: SHA-256 ${sha256Hex(body)} ≠ ${o.sha256}` });
+      }
+    }
+    previous = sha;
+    expectedSeq = seq + 1;
+    if (runId && m[2] === runId) break;
+  }
+  return { checked, problems };
+}

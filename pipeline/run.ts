@@ -1,0 +1,298 @@
+/**
+ * `reckon run`: one window, end to end (CONTRACT §3–§7). The data flow is one-way:
+ * sources → load → controls → differences → breaks → outputs → manifest → publication.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { LoadedConfig } from './config.js';
+import { commonSql, evaluateControl, loadControls, runScript, type ControlDefinition } from './controls.js';
+import { canonicalJson, sha256Hex } from './canonical.js';
+import { currencyTable } from './currency.js';
+import { ConfigError, ControlStatus, ExitCode, exitCodeForStatuses } from './errors.js';
+import { loadSources, type DatasetLoad, type LoadResult } from './load.js';
+import { publishManifest } from './manifest.js';
+import { writeOutputs, type OutputObject } from './outputs.js';
+import { repoPath } from './paths.js';
+import { recordBreaks, verifyCorrectedBreaks, type BreakOutcome } from './breaks/run-breaks.js';
+import { openStore, type ObjectStore } from './store/object-store.js';
+import { formatMicros } from './values.js';
+import { windowDate, type Window } from './window.js';
+import type { Disposition } from './breaks/states.js';
+import type { ManifestV1 } from '../manifests/v1/schema.js';
+
+export const TRIGGERS = ['manual', 'scheduled-nightly', 'scheduled-intraday', 'incident'] as const;
+export type Trigger = (typeof TRIGGERS)[number];
+
+/** What `reckon run` was asked to do. */
+export interface RunRequest {
+  readonly window: Window;
+  /** Control ids to run; empty means all. */
+  readonly controls: readonly string[];
+  readonly sources: string;
+  readonly store: string;
+  readonly config: LoadedConfig;
+  readonly trigger: Trigger;
+  readonly reason: string | null;
+  readonly rerunOf: string | null;
+  /** Progress lines on stderr (never stdout). */
+  readonly log: (line: string) => void;
+}
+
+/** One difference as reported (CONTRACT §7). */
+export interface ReportedDifference {
+  readonly kind: string;
+  readonly key: string;
+  readonly detail: string;
+  readonly record_time: string | null;
+  readonly break_id: string | null;
+  readonly disposition: Disposition;
+}
+
+/** One control's result. */
+export interface ControlResult {
+  readonly control_id: string;
+  readonly status: ControlStatus;
+  readonly as_of: string | null;
+  readonly readiness: { ready: boolean; reasons: string[] };
+  readonly quarantined_datasets: string[];
+  readonly totals: Record<string, string | Record<string, string>>;
+  readonly differences: ReportedDifference[];
+}
+
+/** The run's result: what `--json` prints, plus the manifest. */
+export interface RunResult {
+  readonly run_id: string;
+  readonly status: ControlStatus;
+  readonly exit_code: ExitCode;
+  readonly window: { start: string; end: string };
+  readonly manifest: { path: string; sha256: string };
+  readonly results_digest: string;
+  readonly controls: readonly ControlResult[];
+  readonly quarantine_count: number;
+  readonly manifestDoc: ManifestV1;
+}
+
+/** A new run id: `run-<utc timestamp>-<random>`, lower-case so it is a valid partition value. */
+export function newRunId(now = new Date()): string {
+  const ts = now.toISOString().replace(/[-:]/g, '').replace(/\.[0-9]+Z$/, 'z').toLowerCase();
+  return `run-${ts}-${randomBytes(4).toString('hex')}`;
+}
+
+function sqlValue(v: string | number): string {
+  return typeof v === 'number' ? String(v) : `'${v.replace(/'/g, "''")}'`;
+}
+
+async function setVariables(conn: DuckDBConnection, vars: Record<string, string | number | bigint | null>): Promise<void> {
+  for (const [k, v] of Object.entries(vars)) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(k)) throw new ConfigError(`bad parameter name ${k}`);
+    const expr = v === null ? 'NULL::TIMESTAMP' : typeof v === 'bigint' ? `make_timestamp(${v}::BIGINT)` : sqlValue(v);
+    await conn.run(`SET VARIABLE ${k} = ${expr}`);
+  }
+}
+
+function statusOf(def: ControlDefinition, loads: Map<string, DatasetLoad>, w: Window, readinessReasons: string[], hasOpenDifferences: boolean) {
+  const quarantined = def.reads.filter((d) => (loads.get(d)?.quarantined ?? 0) > 0);
+  const reasons = [...readinessReasons];
+  for (const d of def.reads) {
+    const wm = loads.get(d)!.watermark;
+    if (wm.micros === null) reasons.unshift(`${d} has no watermark`);
+    else if (wm.micros < w.endMicros) reasons.unshift(`${d} watermark ${wm.value} (${wm.source}) is before the window end ${w.end}`);
+  }
+  const status: ControlStatus = quarantined.length ? 'INCOMPLETE' : reasons.length ? 'NOT_READY' : hasOpenDifferences ? 'BREAKS' : 'CLEAN';
+  return { status, quarantined, reasons };
+}
+
+function asOf(def: ControlDefinition, loads: Map<string, DatasetLoad>): bigint | null {
+  let min: bigint | null = null;
+  for (const d of def.reads) {
+    const m = loads.get(d)!.watermark.micros;
+    if (m !== null && (min === null || m < min)) min = m;
+  }
+  return min;
+}
+
+async function codeCommit(): Promise<string | null> {
+  try {
+    const head = (await readFile(repoPath('.git/HEAD'), 'utf8')).trim();
+    if (!head.startsWith('ref: ')) return head;
+    return (await readFile(repoPath(`.git/${head.slice(5)}`), 'utf8')).trim();
+  } catch { return null; }
+}
+
+/** Selects the controls to run; throws ConfigError on an unknown id. */
+export function selectControls(all: readonly ControlDefinition[], ids: readonly string[]): ControlDefinition[] {
+  if (ids.length === 0) return [...all];
+  const unknown = ids.filter((id) => !all.some((c) => c.control_id === id));
+  if (unknown.length) throw new ConfigError(`unknown control(s) ${unknown.join(', ')}; known: ${all.map((c) => c.control_id).join(', ')}`);
+  return all.filter((c) => ids.includes(c.control_id));
+}
+
+/**
+ * Runs one window. Returns the result (a business outcome is never an exception); throws
+ * ConfigError, ConcurrencyError or InternalError when the run cannot produce a result.
+ */
+export async function runWindow(req: RunRequest): Promise<RunResult> {
+  const startedAt = new Date();
+  const runId = newRunId(startedAt);
+  const allControls = loadControls();
+  const controls = selectControls(allControls, req.controls);
+  const store = await openStore(req.store);
+  const scratch = await mkdtemp(join(tmpdir(), 'reckon-'));
+  const { config } = req.config;
+  const instance = await DuckDBInstance.create(':memory:', {
+    threads: '2', memory_limit: '6GB', temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
+  });
+  const conn = await instance.connect();
+  try {
+    await conn.run(`SET TimeZone = 'UTC'`);
+    req.log(`run ${runId}: window [${req.window.start}, ${req.window.end}), loading ${req.sources}`);
+    const loaded = await loadSources(conn, req.sources, config, join(scratch, 'links'));
+    const loads = new Map(loaded.datasets.map((d) => [d.dataset, d]));
+    const common = commonSql();
+    for (const c of common) await runScript(conn, c.text);
+
+    const results: ControlResult[] = [];
+    for (const def of controls) {
+      const cfg = config.controls[def.control_id] ?? {};
+      const asOfMicros = asOf(def, loads);
+      await setVariables(conn, { window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros, ...def.params, ...(cfg.params ?? {}) });
+      const ev = await evaluateControl(conn, def);
+      const timing = config.timing_rules.filter((r) => r.control === def.control_id);
+      const provisional = statusOf(def, loads, req.window, ev.readiness, true);
+      const diffs = ev.differences.map((d) => {
+        const rule = timing.find((r) => r.kind === d.kind);
+        const isTiming = rule !== undefined && d.record_time_us !== null && BigInt(d.record_time_us) >= req.window.endMicros - BigInt(rule.max_age_s) * 1_000_000n;
+        return { ...d, record_time: d.record_time_us === null ? null : formatMicros(BigInt(d.record_time_us)), timing: isTiming };
+      });
+      const { status, quarantined, reasons } = statusOf(def, loads, req.window, ev.readiness, diffs.some((d) => !d.timing));
+      void provisional;
+      results.push({
+        control_id: def.control_id, status, as_of: asOfMicros === null ? null : formatMicros(asOfMicros),
+        readiness: { ready: reasons.length === 0, reasons }, quarantined_datasets: quarantined, totals: ev.totals,
+        differences: diffs.map((d) => ({
+          kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time, break_id: null,
+          disposition: (status === 'NOT_READY' || status === 'INCOMPLETE' ? 'PROVISIONAL' : d.timing ? 'TIMING' : 'OPENED') as Disposition,
+        })),
+      });
+      req.log(`${def.control_id} ${status}: ${diffs.length} difference(s)`);
+    }
+
+    const resultsDigest = sha256Hex(canonicalJson({
+      window: { start: req.window.start, end: req.window.end },
+      controls: results.map((r) => ({ control_id: r.control_id, status: r.status, as_of: r.as_of, totals: r.totals, differences: r.differences.map((d) => ({ kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time })) })),
+      quarantine: loaded.quarantine.map((q) => ({ dataset: q.dataset, file: q.file, row: q.row, column: q.column, rule: q.rule })),
+    }));
+
+    // Breaks: open, reobserve or reopen, before the manifest that lists them (CONTRACT §5).
+    const breakOutcomes: BreakOutcome[] = [];
+    for (const r of results) {
+      const def = controls.find((c) => c.control_id === r.control_id)!;
+      const outcomes = await recordBreaks(store, { runId, window: req.window, control: def, result: r, config });
+      breakOutcomes.push(...outcomes);
+    }
+
+    const finalResults: ControlResult[] = results.map((r) => ({ ...r, differences: r.differences.map((d) => ({ ...d, ...breakFor(breakOutcomes, r.control_id, d) })) }));
+    const exitCode = exitCodeForStatuses(results.map((r) => r.status));
+    const overall: ControlStatus = (['INCOMPLETE', 'NOT_READY', 'BREAKS', 'CLEAN'] as const).find((s) => results.some((r) => r.status === s)) ?? 'CLEAN';
+    const staging = join(scratch, 'staging');
+    const outputs = await writeOutputs(conn, staging, windowDate(req.window), runId, outputRows(runId, req, finalResults, loaded, resultsDigest, startedAt));
+
+    const finishedAt = new Date();
+    const sqlFiles = [...common.map((c) => ({ path: c.path, sha256: c.sha256 })), ...allControls.flatMap((c) => c.sqlFiles)];
+    const controlDefs = await Promise.all(allControls.map(async (c) => {
+      const path = `controls/${c.control_id.toLowerCase()}/control.json`;
+      return { path, sha256: sha256Hex(await readFile(repoPath(path))) };
+    }));
+    const pkg = JSON.parse(await readFile(repoPath('package.json'), 'utf8')) as { version: string };
+    const commit = await codeCommit();
+    const published = await publishManifest(store, runId, (chain) => ({
+      manifest_version: 1,
+      run_id: runId,
+      trigger: req.trigger,
+      reason: req.reason,
+      parent_run_id: req.rerunOf,
+      window: { start: req.window.start, end: req.window.end },
+      controls: controls.map((c) => c.control_id),
+      started_at: startedAt.toISOString(),
+      finished_at: finishedAt.toISOString(),
+      sources: { location: req.sources, datasets: Object.fromEntries(loaded.datasets.map((d) => [d.dataset, manifestDataset(d)])) },
+      cutoff_mappings: [...loaded.cutoffMappings],
+      currency_table: { path: 'pipeline/reference/iso4217.csv', sha256: currencyTable().sha256 },
+      rounding_mode: config.rounding_mode,
+      code: { version: pkg.version, commit, sql: sqlFiles, control_definitions: controlDefs, config: { path: req.config.path ?? null, sha256: req.config.sha256 } },
+      results: finalResults.map((r) => ({ ...r })),
+      quarantine: { count: loaded.quarantine.length, listed: Math.min(loaded.quarantine.length, 1000), entries: loaded.quarantine.slice(0, 1000).map((q) => ({ ...q, raw: q.raw.slice(0, 2048) })) },
+      breaks: breakOutcomes.map((b) => ({ break_id: b.break_id, control_id: b.control_id, kind: b.kind, key: b.key, disposition: b.disposition })),
+      notes: notesFor(loaded),
+      outputs: outputs.map((o) => ({ table: o.table, key: o.key, sha256: o.sha256, size: o.size, rows: o.rows })),
+      results_digest: resultsDigest,
+      chain,
+      runtime: { node: process.version, duckdb_threads: 2, duckdb_memory_limit: '6GB', overall_status: overall, exit_code: exitCode },
+    }));
+    await publishOutputs(store, outputs);
+    await verifyCorrectedBreaks(store, { runId, window: req.window, controls, results, manifestSha256: published.sha256, startedAt: startedAt.toISOString() });
+    req.log(`run ${runId}: manifest ${published.key} sha256 ${published.sha256}`);
+    return {
+      run_id: runId, status: overall, exit_code: exitCode, window: { start: req.window.start, end: req.window.end },
+      manifest: { path: storePath(store, published.key), sha256: published.sha256 }, results_digest: resultsDigest,
+      controls: finalResults, quarantine_count: loaded.quarantine.length, manifestDoc: published.manifest,
+    };
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+function storePath(store: ObjectStore, key: string): string {
+  return store.location.startsWith('s3://') ? `${store.location.replace(/\/$/, '')}/${key}` : join(store.location, key);
+}
+
+async function publishOutputs(store: ObjectStore, outputs: readonly OutputObject[]): Promise<void> {
+  for (const o of outputs) await store.putFileOnce(o.key, o.localPath);
+}
+
+function breakFor(outcomes: readonly BreakOutcome[], controlId: string, d: ReportedDifference): { break_id: string | null; disposition: Disposition } {
+  const b = outcomes.find((o) => o.control_id === controlId && o.kind === d.kind && o.key === d.key);
+  return b ? { break_id: b.break_id, disposition: b.disposition } : { break_id: d.break_id, disposition: d.disposition };
+}
+
+function manifestDataset(d: DatasetLoad) {
+  return {
+    present: d.present,
+    objects: d.files.map((f) => ({ ...f })),
+    records_read: d.records_read,
+    records_loaded: d.records_loaded,
+    quarantined: d.quarantined,
+    duplicates: d.duplicates,
+    watermark: { source: d.watermark.source, value: d.watermark.value, ...(d.watermark.complete !== undefined ? { complete: d.watermark.complete } : {}), ...(d.watermark.sequence !== undefined ? { sequence: d.watermark.sequence } : {}) },
+    extra_columns: d.extra_columns,
+    ignored_files: [...d.ignored_files],
+    ...(d.import_report !== undefined ? { import_report: d.import_report } : {}),
+  };
+}
+
+function notesFor(loaded: LoadResult): string[] {
+  const notes: string[] = [];
+  for (const d of loaded.datasets) {
+    if (d.duplicates > 0) notes.push(`${d.dataset}: ${d.duplicates} exact duplicate deliver${d.duplicates === 1 ? 'y' : 'ies'} counted once`);
+    if (d.extra_columns.length) notes.push(`${d.dataset}: extra columns ignored: ${d.extra_columns.join(', ')}`);
+    if (d.ignored_files.length) notes.push(`${d.dataset}: files that are not data were ignored: ${d.ignored_files.join(', ')}`);
+    if (d.watermark.source === 'derived') notes.push(`${d.dataset}: watermark derived from the data (${d.watermark.value})`);
+  }
+  return notes;
+}
+
+function outputRows(runId: string, req: RunRequest, results: readonly ControlResult[], loaded: LoadResult, digest: string, startedAt: Date) {
+  const ws = req.window.start, we = req.window.end;
+  return {
+    runs: results.map((r) => [runId, req.trigger, req.reason, req.rerunOf, ws, we, r.control_id, r.status, String(exitCodeForStatuses([r.status])), r.as_of, r.as_of, String(r.differences.length), digest, startedAt.toISOString()]),
+    control_totals: results.flatMap((r) => Object.entries(r.totals).flatMap(([name, v]) =>
+      typeof v === 'string' ? [[runId, ws, we, r.control_id, r.status, name, null, v, v]] : Object.entries(v).map(([dim, x]) => [runId, ws, we, r.control_id, r.status, name, dim, x, x]))),
+    differences: results.flatMap((r) => r.differences.map((d) => [runId, ws, we, r.control_id, r.status, d.kind, d.key, d.detail, d.record_time, d.record_time, d.break_id, d.disposition])),
+    quarantine: loaded.quarantine.map((q) => [runId, ws, q.dataset, q.file, q.row === null ? null : String(q.row), q.line === null ? null : String(q.line), q.column, q.rule, q.message, q.raw]),
+  };
+}

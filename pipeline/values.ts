@@ -1,0 +1,169 @@
+/**
+ * Value parsers for the text forms of CONTRACT §1. Each takes the exact text of one field and
+ * returns its typed value or the rule it breaks. Nothing is trimmed, rounded or guessed, and no
+ * money or quantity passes through a JS number: decimals become scaled `bigint`s.
+ */
+
+/** A parsed value or the rule it broke (`rule` is a stable code, `message` says why in words). */
+export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly rule: string; readonly message: string };
+
+const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
+const bad = (rule: string, message: string): Parsed<never> => ({ ok: false, rule, message });
+
+/** Scale of every stored decimal: DECIMAL(38,18) (CONTRACT §1). */
+export const DECIMAL_SCALE = 18;
+/** Most digits before the point of a decimal (leading zeros aside). */
+export const DECIMAL_INT_DIGITS = 20;
+const DECIMAL_RE = /^-?[0-9]+(\.[0-9]+)?$/;
+const INT_RE = /^-?[0-9]+$/;
+const INT64_MAX = 9223372036854775807n;
+const INT64_MIN = -9223372036854775808n;
+
+/**
+ * Parses a decimal (`-?[0-9]+(\.[0-9]+)?`, at most 20 integer digits and 18 fractional digits)
+ * into its value scaled by 10^18, exactly. `1.50` and `1.5` give the same bigint.
+ */
+export function parseDecimal(text: string): Parsed<bigint> {
+  if (!DECIMAL_RE.test(text)) return bad('decimal_form', `'${clip(text)}' is not a decimal of the form -?[0-9]+(.[0-9]+)? (no exponent, separator, sign + or symbol)`);
+  const neg = text.charCodeAt(0) === 45;
+  const body = neg ? text.slice(1) : text;
+  const dot = body.indexOf('.');
+  const intPart = dot < 0 ? body : body.slice(0, dot);
+  const frac = dot < 0 ? '' : body.slice(dot + 1);
+  if (frac.length > DECIMAL_SCALE) return bad('decimal_scale', `'${clip(text)}' has ${frac.length} fractional digits; at most ${DECIMAL_SCALE} fit DECIMAL(38,18)`);
+  const intDigits = intPart.replace(/^0+/, '');
+  if (intDigits.length > DECIMAL_INT_DIGITS) return bad('decimal_precision', `'${clip(text)}' has ${intDigits.length} integer digits; at most ${DECIMAL_INT_DIGITS} fit DECIMAL(38,18)`);
+  const scaled = BigInt((intDigits || '0') + frac.padEnd(DECIMAL_SCALE, '0'));
+  return ok(neg ? -scaled : scaled);
+}
+
+/** Parses an amount in minor units (`-?[0-9]+`, at most 38 digits) into a bigint, exactly. */
+export function parseAmountMinor(text: string): Parsed<bigint> {
+  if (!INT_RE.test(text)) {
+    const rule = /^-?[0-9]+\.[0-9]+$/.test(text) ? 'amount_fractional' : 'amount_form';
+    return bad(rule, `'${clip(text)}' is not an integer amount in minor units (-?[0-9]+, never fractional)`);
+  }
+  const digits = text.replace(/^-/, '').replace(/^0+/, '');
+  if (digits.length > 38) return bad('amount_precision', `'${clip(text)}' has ${digits.length} digits; at most 38`);
+  return ok(BigInt(text));
+}
+
+/** Parses an int (`-?[0-9]+`) that must fit a signed 64-bit integer. */
+export function parseInt64(text: string): Parsed<bigint> {
+  if (!INT_RE.test(text)) return bad('int_form', `'${clip(text)}' is not an integer (-?[0-9]+)`);
+  const v = BigInt(text);
+  if (v > INT64_MAX || v < INT64_MIN) return bad('int_range', `'${clip(text)}' does not fit a 64-bit integer`);
+  return ok(v);
+}
+
+const TS_RE = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?(Z|[+-][0-9]{2}:[0-9]{2})?$/;
+
+/** Days since 1970-01-01 of a proleptic Gregorian date, or undefined if it is not a real date. */
+export function epochDays(y: number, m: number, d: number): number | undefined {
+  if (m < 1 || m > 12 || d < 1 || d > 31) return undefined;
+  const ms = Date.UTC(y, m - 1, d);
+  const back = new Date(ms);
+  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== m - 1 || back.getUTCDate() !== d) return undefined;
+  return Math.round(ms / 86_400_000);
+}
+
+/** Wall-clock fields of a timestamp text, with microseconds since the epoch as if the wall time were UTC. */
+export interface WallTime {
+  readonly wallMicros: bigint;
+  readonly offset: string | undefined;
+}
+
+function parseWall(text: string, requireZone: boolean): Parsed<WallTime> {
+  const m = TS_RE.exec(text);
+  if (!m) return bad('timestamp_form', `'${clip(text)}' is not YYYY-MM-DDTHH:MM:SS[.ffffff]${requireZone ? '(Z|±HH:MM)' : ''}`);
+  const [, ys, mos, ds, hs, mis, ss, fs, zone] = m;
+  if (requireZone && zone === undefined) return bad('timestamp_without_zone', `'${clip(text)}' has no zone (Z or ±HH:MM); a timestamp without zone is rejected`);
+  if (!requireZone && zone !== undefined) return bad('local_timestamp_with_zone', `'${clip(text)}' is a local time and must not carry a zone`);
+  const days = epochDays(Number(ys), Number(mos), Number(ds));
+  if (days === undefined) return bad('timestamp_date', `'${clip(text)}' is not a real calendar date`);
+  const h = Number(hs), mi = Number(mis), s = Number(ss);
+  if (h > 23 || mi > 59 || s > 59) return bad('timestamp_time', `'${clip(text)}' has an impossible time of day`);
+  const micros = BigInt(days) * 86_400_000_000n + BigInt(h * 3600 + mi * 60 + s) * 1_000_000n + BigInt((fs ?? '').padEnd(6, '0') || '0');
+  return ok({ wallMicros: micros, offset: zone });
+}
+
+/** Parses a zoned timestamp (CONTRACT §1) into microseconds since the epoch, UTC. */
+export function parseTimestamp(text: string): Parsed<bigint> {
+  const w = parseWall(text, true);
+  if (!w.ok) return w;
+  const zone = w.value.offset!;
+  if (zone === 'Z') return ok(w.value.wallMicros);
+  const sign = zone[0] === '-' ? -1n : 1n;
+  const oh = Number(zone.slice(1, 3)), om = Number(zone.slice(4, 6));
+  if (oh > 18 || om > 59) return bad('timestamp_offset', `'${clip(text)}' has an impossible UTC offset`);
+  return ok(w.value.wallMicros - sign * BigInt(oh * 3600 + om * 60) * 1_000_000n);
+}
+
+/** Parses a local timestamp (no zone) into wall-clock microseconds "as if UTC". */
+export function parseLocalTimestamp(text: string): Parsed<bigint> {
+  const w = parseWall(text, false);
+  return w.ok ? ok(w.value.wallMicros) : w;
+}
+
+/** Parses a date `YYYY-MM-DD` into days since 1970-01-01. */
+export function parseDate(text: string): Parsed<number> {
+  const m = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/.exec(text);
+  if (!m) return bad('date_form', `'${clip(text)}' is not a date YYYY-MM-DD`);
+  const days = epochDays(Number(m[1]), Number(m[2]), Number(m[3]));
+  return days === undefined ? bad('date_calendar', `'${clip(text)}' is not a real calendar date`) : ok(days);
+}
+
+/** Parses a cutoff `HH:MM` or `HH:MM:SS` (00:00:00–23:59:59) into seconds after midnight. */
+export function parseCutoff(text: string): Parsed<number> {
+  const m = /^([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?$/.exec(text);
+  if (!m) return bad('cutoff_form', `'${clip(text)}' is not a cutoff HH:MM or HH:MM:SS`);
+  const h = Number(m[1]), mi = Number(m[2]), s = Number(m[3] ?? '0');
+  if (h > 23 || mi > 59 || s > 59) return bad('cutoff_range', `'${clip(text)}' is outside 00:00:00–23:59:59`);
+  return ok(h * 3600 + mi * 60 + s);
+}
+
+/** Parses a bool (`true` / `false`, lower case). */
+export function parseBool(text: string): Parsed<boolean> {
+  if (text === 'true') return ok(true);
+  if (text === 'false') return ok(false);
+  return bad('bool_form', `'${clip(text)}' is not true or false`);
+}
+
+// Control characters (including NUL) and the id separator are never part of an id.
+const ID_BAD = /[|\u0000-\u001f\u007f]/;
+
+/** Checks an id: non-empty, no `|`, no control characters, no leading/trailing white space. */
+export function parseId(text: string): Parsed<string> {
+  if (ID_BAD.test(text)) return bad('id_character', `id '${clip(text)}' holds '|' or a control character`);
+  if (/^\s|\s$/.test(text)) return bad('id_whitespace', `id '${clip(text)}' has leading or trailing white space (rejected, not trimmed)`);
+  return ok(text);
+}
+
+/** Checks free text (reasons, event types): no NUL; kept as written. */
+export function parseText(text: string): Parsed<string> {
+  if (text.includes('\u0000')) return bad('text_nul', 'text holds a NUL byte');
+  return ok(text);
+}
+
+/** Shortens a raw value for messages; the full raw value is kept in the quarantine entry. */
+export function clip(text: string): string {
+  const s = text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  return s.replace(/[\u0000-\u001f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** Formats a scaled bigint (scale 18) as the shortest exact decimal text: 1500000000000000000n → "1.5". */
+export function formatScaled(v: bigint, scale = DECIMAL_SCALE): string {
+  const neg = v < 0n;
+  const s = (neg ? -v : v).toString().padStart(scale + 1, '0');
+  const int = s.slice(0, s.length - scale);
+  const frac = s.slice(s.length - scale).replace(/0+$/, '');
+  return `${neg ? '-' : ''}${int}${frac ? `.${frac}` : ''}`;
+}
+
+/** Formats microseconds since the epoch as ISO-8601 UTC (`2026-11-02T09:30:00.123456Z`; no fraction when whole). */
+export function formatMicros(micros: bigint): string {
+  const rem = ((micros % 1_000_000n) + 1_000_000n) % 1_000_000n;
+  const secs = (micros - rem) / 1_000_000n;
+  const iso = new Date(Number(secs) * 1000).toISOString().slice(0, 19);
+  return rem === 0n ? `${iso}Z` : `${iso}.${rem.toString().padStart(6, '0')}Z`;
+}

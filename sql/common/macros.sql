@@ -1,0 +1,27 @@
+-- Macros shared by every control's SQL. Session variables set by the pipeline before a control
+-- runs: window_start, window_end (TIMESTAMP, UTC, half-open), as_of (TIMESTAMP or NULL: the
+-- smallest watermark of the datasets the control reads, CONTRACT §3) and the control's params.
+
+-- Exact decimal text without trailing zeros: 1.500000000000000000 -> '1.5', 10.000 -> '10'.
+CREATE OR REPLACE MACRO dec_text(x) AS
+  CASE WHEN x IS NULL THEN NULL
+       WHEN contains(x::VARCHAR, '.') THEN rtrim(rtrim(x::VARCHAR, '0'), '.')
+       ELSE x::VARCHAR END;
+
+-- t in the run window [start, end).
+CREATE OR REPLACE MACRO in_window(t) AS t >= getvariable('window_start')::TIMESTAMP AND t < getvariable('window_end')::TIMESTAMP;
+
+-- Microseconds from t to as-of (NULL when as-of is unknown).
+CREATE OR REPLACE MACRO age_us(t) AS epoch_us(getvariable('as_of')::TIMESTAMP) - epoch_us(t);
+
+-- Microseconds as exact seconds text: 1500000 -> '1.5'.
+CREATE OR REPLACE MACRO us_text(x) AS dec_text(x::DECIMAL(38,0) * 0.000001::DECIMAL(7,6));
+
+-- ISO-8601 UTC text with microseconds.
+CREATE OR REPLACE MACRO ts_text(t) AS strftime(t, '%Y-%m-%dT%H:%M:%S.%fZ');
+
+-- Signed ledger amount, credit-normal (CONTRACT §2): CREDIT +, DEBIT -.
+CREATE OR REPLACE MACRO signed_minor(direction, amount) AS CASE direction WHEN 'CREDIT' THEN amount ELSE -amount END;
+
+-- Signed fill quantity / notional: BUY +, SELL -.
+CREATE OR REPLACE MACRO signed_side(side, v) AS CASE side WHEN 'BUY' THEN v ELSE -v END;

@@ -1,0 +1,31 @@
+-- RC05 differences (CONTRACT §4).
+WITH build AS (SELECT * FROM rc05_build)
+SELECT 'PROJECTION_KEY_MISSING' AS kind, a.account_id || '|' || a.instrument_id AS key,
+       'authority position ' || dec_text(a.position_qty) || ', cost ' || a.cost_minor || ' ' || coalesce(a.cost_currency, '') || '; no projection row' AS detail,
+       epoch_us(getvariable('window_end')::TIMESTAMP)::VARCHAR AS record_time_us
+FROM rc05_authority a ANTI JOIN rc05_projection p USING (account_id, instrument_id)
+WHERE a.position_qty <> 0 OR a.cost_minor <> 0
+UNION ALL
+SELECT 'PROJECTION_KEY_EXTRA', p.account_id || '|' || p.instrument_id,
+       'projection position ' || dec_text(p.position_qty) || ', cost ' || p.cost_minor || ' ' || p.cost_currency || '; the authority has no such key',
+       epoch_us(p.as_of)::VARCHAR
+FROM rc05_projection p ANTI JOIN rc05_authority a USING (account_id, instrument_id)
+WHERE p.position_qty <> 0 OR p.cost_minor <> 0
+UNION ALL
+SELECT 'PROJECTION_POSITION_MISMATCH', a.account_id || '|' || a.instrument_id,
+       'authority ' || dec_text(a.position_qty) || ' ≠ projection ' || dec_text(p.position_qty),
+       epoch_us(p.as_of)::VARCHAR
+FROM rc05_authority a JOIN rc05_projection p USING (account_id, instrument_id)
+WHERE a.position_qty <> p.position_qty
+UNION ALL
+SELECT 'PROJECTION_COST_MISMATCH', a.account_id || '|' || a.instrument_id,
+       'authority ' || a.cost_minor || ' ' || coalesce(a.cost_currency, '') || ' ≠ projection ' || p.cost_minor || ' ' || p.cost_currency,
+       epoch_us(p.as_of)::VARCHAR
+FROM rc05_authority a JOIN rc05_projection p USING (account_id, instrument_id)
+WHERE a.cost_minor <> p.cost_minor
+UNION ALL
+SELECT 'PROJECTION_STALE', b.build_id,
+       'as-of ' || ts_text(getvariable('as_of')::TIMESTAMP) || ' − build as_of ' || ts_text(b.earliest_as_of) || ' = ' || us_text(age_us(b.earliest_as_of)) ||
+       ' s > SLA ' || getvariable('stale_sla_s') || ' s',
+       epoch_us(b.earliest_as_of)::VARCHAR
+FROM build b WHERE age_us(b.earliest_as_of) > getvariable('stale_sla_s')::BIGINT * 1000000;
