@@ -18,6 +18,7 @@ import { writeOutputs, type OutputObject } from './outputs.js';
 import { repoPath } from './paths.js';
 import { recordBreaks, verifyCorrectedBreaks, type BreakOutcome } from './breaks/run-breaks.js';
 import { openStore, type ObjectStore } from './store/object-store.js';
+import { locateSources } from './sources/locate.js';
 import { formatMicros } from './values.js';
 import { windowDate, type Window } from './window.js';
 import type { Disposition } from './breaks/states.js';
@@ -149,7 +150,8 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
   try {
     await conn.run(`SET TimeZone = 'UTC'`);
     req.log(`run ${runId}: window [${req.window.start}, ${req.window.end}), loading ${req.sources}`);
-    const loaded = await loadSources(conn, req.sources, config, join(scratch, 'links'));
+    const located = await locateSources(req.sources, join(scratch, 'sources'));
+    const loaded = await loadSources(conn, located.root, config, join(scratch, 'links'));
     const loads = new Map(loaded.datasets.map((d) => [d.dataset, d]));
     const common = commonSql();
     for (const c of common) await runScript(conn, c.text);

@@ -1,24 +1,42 @@
 /**
- * The `reckon` command line (CONTRACT §7). Each subcommand lives in its own module and returns an
- * exit code; every thrown error maps to its exit code in one place (errors.ts), with a line on
- * stderr naming what went wrong.
+ * The `reckon` command line (CONTRACT §7). Each subcommand lives in its own module, loaded only
+ * when called, and returns an exit code; every thrown error maps to its exit code in one place
+ * (errors.ts), with a line on stderr naming what went wrong.
  */
 import { exitCodeOf, ReckonError } from '../errors.js';
-import { runCommand, RUN_USAGE } from './run-command.js';
-import { manifestCommand } from './manifest-command.js';
 
 type Command = (argv: string[]) => Promise<number>;
 
-/** Subcommands; later modules register theirs here. */
-export const COMMANDS: Record<string, Command> = {
-  run: runCommand,
-  manifest: manifestCommand,
+/** Subcommand → module exporting `command(argv)`. */
+const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
+  run: () => import('./run-command.js'),
+  manifest: () => import('./manifest-command.js'),
+  breaks: () => import('./breaks-command.js'),
+  generate: () => import('./generate-command.js'),
+  schedule: () => import('./schedule-command.js'),
+  athena: () => import('./athena-command.js'),
+  evidence: () => import('./evidence-command.js'),
+  report: () => import('./report-command.js'),
+  import: () => import('./import-command.js'),
 };
 
 const USAGE = `usage: reckon <command> [options]
 
-  ${RUN_USAGE}
+  reckon run      (--date D | --window START/END) [--control RC01,RC03 | --all]
+                  [--sources DIR|s3://…] [--store DIR|s3://…] [--config FILE]
+                  [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
+                  [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]
   reckon manifest verify [--store DIR] [--run RUN_ID] [--json]
+  reckon breaks   list|show|advance …          (reckon breaks --help)
+  reckon generate --orders N --date D --out DIR [--seed S] [--format csv|parquet]
+  reckon schedule --plan nightly|intraday …    (reckon schedule --help)
+  reckon athena   ddl|query …                  (reckon athena --help)
+  reckon evidence pack|verify …                (reckon evidence --help)
+  reckon report   --run RUN_ID --out FILE [--store DIR]
+  reckon import   camt053|mt940|bai2|fix FILE… --out SOURCES_DIR
+
+Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not ready,
+5 window locked by another run, 6 break transition lost, 70 internal error.
 `;
 
 /** Entry point: returns the process exit code. */
@@ -28,13 +46,14 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return cmd ? 0 : 2;
   }
-  const fn = COMMANDS[cmd];
-  if (!fn) {
+  const load = COMMANDS[cmd];
+  if (!load) {
     process.stderr.write(`reckon: unknown command '${cmd}'\n${USAGE}`);
     return 2;
   }
   try {
-    return await fn(rest);
+    const { command } = await load();
+    return await command(rest);
   } catch (e) {
     const code = exitCodeOf(e);
     const what = e instanceof ReckonError ? `${e.name}: ${e.message}` : `internal error: ${(e as Error)?.stack ?? String(e)}`;

@@ -5,7 +5,7 @@ import { verifyManifests } from '../manifest.js';
 import { openStore } from '../store/object-store.js';
 import { parse, printJson } from './args.js';
 
-export async function manifestCommand(argv: string[]): Promise<number> {
+export async function command(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'verify') throw new ConfigError('usage: reckon manifest verify [--store DIR] [--run RUN_ID] [--json]');
   const { values } = parse(rest, { store: { type: 'string' }, run: { type: 'string' }, json: { type: 'boolean' } });

@@ -12,7 +12,7 @@ export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control 
            [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]`;
 
 /** Runs `reckon run` with `argv` (after the subcommand). Returns the exit code of CONTRACT §7. */
-export async function runCommand(argv: string[]): Promise<number> {
+export async function command(argv: string[]): Promise<number> {
   const { values } = parse(argv, {
     date: { type: 'string' }, window: { type: 'string' }, control: { type: 'string' }, all: { type: 'boolean' },
     sources: { type: 'string' }, store: { type: 'string' }, config: { type: 'string' }, trigger: { type: 'string' },
@@ -30,8 +30,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   const quiet = Boolean(values.quiet);
   const result = await runWindow({
     window, controls, config, trigger,
-    sources: resolve(values.sources ?? 'sources'),
-    store: resolve(values.store ?? 'var/reckon'),
+    sources: localOrRemote(values.sources ?? 'sources'),
+    store: localOrRemote(values.store ?? 'var/reckon'),
     reason: values.reason ?? null,
     rerunOf: values['rerun-of'] ?? null,
     log: (line) => { if (!quiet) process.stderr.write(`reckon: ${line}\n`); },
@@ -39,6 +39,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (values.json) printJson(jsonSummary(result));
   else process.stdout.write(humanSummary(result));
   return result.exit_code;
+}
+
+/** `s3://…` locations pass through; local paths become absolute. */
+export function localOrRemote(location: string): string {
+  return location.startsWith('s3://') ? location : resolve(location);
 }
 
 /** The `--json` document of CONTRACT §7. */

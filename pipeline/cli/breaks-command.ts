@@ -1,0 +1,7 @@
+/** `reckon breaks`: not built yet (see the issue that introduces it). */
+import { ConfigError } from '../errors.js';
+
+export async function command(argv: string[]): Promise<number> {
+  void argv;
+  throw new ConfigError('reckon breaks is not available in this build');
+}

@@ -1,0 +1,35 @@
+/**
+ * Test helpers: run the real `reckon` CLI as a child process (node bin/reckon.js, never npx, so a
+ * kill reaches the product) and make scratch folders.
+ */
+import { spawnSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(__dirname, '..', '..');
+export const BIN = join(ROOT, 'bin', 'reckon.js');
+export const SHARED = resolve(ROOT, '..', 'shared');
+
+export interface CliResult { code: number; stdout: string; stderr: string; json?: any }
+
+/** Runs `reckon ...args` synchronously and parses stdout as JSON when `--json` was passed. */
+export function reckon(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): CliResult {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, encoding: 'utf8', input: opts.input, maxBuffer: 256 * 1024 * 1024 });
+  const out: CliResult = { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  if (args.includes('--json')) {
+    try { out.json = JSON.parse(r.stdout); } catch { /* left undefined: the test asserts on it */ }
+  }
+  return out;
+}
+
+/** Starts `reckon ...args` in the background (for kill and concurrency tests). */
+export function reckonAsync(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
+  return spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** A fresh temporary directory; removed by the returned cleanup. */
+export function scratchDir(prefix = 'reckon-test-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
