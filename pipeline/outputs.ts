@@ -22,8 +22,8 @@ export interface OutputObject {
   readonly rows: number;
 }
 
-/** Column of an output table: name, staging type (always VARCHAR or BIGINT) and the SQL that types it for Parquet. */
-interface OutputColumn { readonly name: string; readonly parquet: string }
+/** Column of an output table: name and its Parquet (DuckDB) type; rows are staged as text and typed on COPY. */
+export interface OutputColumn { readonly name: string; readonly parquet: string }
 
 /** Output tables and their Parquet column types (the Athena DDL follows these). */
 export const OUTPUT_TABLES: Readonly<Record<string, readonly OutputColumn[]>> = {
@@ -70,10 +70,13 @@ function typedExpr(c: OutputColumn): string {
  * keys they will be published under. Tables with no rows are still written (zero-row files), so
  * every run has the same set of objects.
  */
-export async function writeOutputs(conn: DuckDBConnection, stagingDir: string, windowDate: string, runId: string, rows: OutputRows): Promise<OutputObject[]> {
+export async function writeOutputs(
+  conn: DuckDBConnection, stagingDir: string, windowDate: string, runId: string, rows: OutputRows,
+  tables: Readonly<Record<string, readonly OutputColumn[]>> = OUTPUT_TABLES,
+): Promise<OutputObject[]> {
   if (!/^[a-z0-9_-]+$/.test(runId) || !/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(windowDate)) throw new Error('unsafe partition value');
   const out: OutputObject[] = [];
-  for (const [table, cols] of Object.entries(OUTPUT_TABLES)) {
+  for (const [table, cols] of Object.entries(tables)) {
     const staging = `out_${table}`;
     await conn.run(`CREATE OR REPLACE TEMP TABLE ${staging} (${cols.map((c) => `${ident(c.name)} VARCHAR`).join(', ')})`);
     const app = await conn.createAppender(staging);
