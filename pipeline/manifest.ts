@@ -60,11 +60,11 @@ export async function withPublishLock<T>(store: ObjectStore, fn: () => Promise<T
 export async function publishManifest(
   store: ObjectStore,
   runId: string,
-  build: (chain: { sequence: number; previous_manifest_sha256: string | null }) => ManifestV1,
+  build: (chain: { sequence: number; previous_manifest_sha256: string | null }) => ManifestV1 | Promise<ManifestV1>,
 ): Promise<{ key: string; sha256: string; manifest: ManifestV1 }> {
   return withPublishLock(store, async () => {
     const head = await chainHead(store);
-    const manifest = build({ sequence: head.sequence + 1, previous_manifest_sha256: head.sha256 });
+    const manifest = await build({ sequence: head.sequence + 1, previous_manifest_sha256: head.sha256 });
     parseManifest(manifest);
     const bytes = canonicalJson(manifest);
     const sha256 = sha256Hex(bytes);
@@ -73,6 +73,25 @@ export async function publishManifest(
     await store.putOnce(key.replace(/\.json$/, '.sha256'), `${sha256}  ${key.split('/').pop()}\n`);
     return { key, sha256, manifest };
   });
+}
+
+/** The published manifest of `runId`, with its key and SHA-256, or undefined. */
+export async function findManifest(store: ObjectStore, runId: string): Promise<{ key: string; sha256: string; manifest: ManifestV1 } | undefined> {
+  const key = (await store.list('manifests')).find((k) => k.endsWith(`-${runId}.json`) && /\/[0-9]{8}-/.test(k));
+  if (!key) return undefined;
+  const bytes = (await store.get(key))!;
+  return { key, sha256: sha256Hex(bytes), manifest: parseManifest(JSON.parse(bytes.toString('utf8'))) };
+}
+
+/** Every published manifest in chain order (key, SHA-256, parsed document). */
+export async function listManifests(store: ObjectStore): Promise<{ key: string; sha256: string; manifest: ManifestV1 }[]> {
+  const keys = (await store.list('manifests')).filter((k) => /\/[0-9]{8}-[^/]+\.json$/.test(k)).sort();
+  const out = [];
+  for (const key of keys) {
+    const bytes = (await store.get(key))!;
+    out.push({ key, sha256: sha256Hex(bytes), manifest: parseManifest(JSON.parse(bytes.toString('utf8'))) });
+  }
+  return out;
 }
 
 /** One finding of `manifest verify`. */

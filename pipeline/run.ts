@@ -13,16 +13,25 @@ import { canonicalJson, sha256Hex } from './canonical.js';
 import { currencyTable } from './currency.js';
 import { ConfigError, ControlStatus, ExitCode, exitCodeForStatuses } from './errors.js';
 import { loadSources, type DatasetLoad, type LoadResult } from './load.js';
-import { publishManifest } from './manifest.js';
-import { writeOutputs, type OutputObject } from './outputs.js';
+import { findManifest, publishManifest } from './manifest.js';
+import { hostname } from 'node:os';
+import { acquireLeases, checkFencing, LEASE_TTL_MS, releaseLeases } from './lease.js';
+import { createLogger, type RunLogger } from './log.js';
+import { promoteOutputs, recoverStaging, stageOutputs } from './publish.js';
+import { codeFingerprint, controlFileHashes, inputsFingerprint } from './fingerprint.js';
+import { writeOutputs } from './outputs.js';
 import { repoPath } from './paths.js';
 import { recordBreaks, verifyCorrectedBreaks, type BreakOutcome } from './breaks/run-breaks.js';
 import { openStore, type ObjectStore } from './store/object-store.js';
-import { locateSources } from './sources/locate.js';
+import { locateSources, type RemoteObjectInfo } from './sources/locate.js';
 import { formatMicros } from './values.js';
 import { windowDate, type Window } from './window.js';
 import type { Disposition } from './breaks/states.js';
 import type { ManifestV1 } from '../manifests/v1/schema.js';
+
+/** DuckDB settings for bounded memory on the 2-core, 24 GiB machine (spills to the run's temp folder). */
+export const DUCKDB_THREADS = 2;
+export const DUCKDB_MEMORY_LIMIT = '6GB';
 
 export const TRIGGERS = ['manual', 'scheduled-nightly', 'scheduled-intraday', 'incident'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
@@ -38,8 +47,8 @@ export interface RunRequest {
   readonly trigger: Trigger;
   readonly reason: string | null;
   readonly rerunOf: string | null;
-  /** Progress lines on stderr (never stdout). */
-  readonly log: (line: string) => void;
+  /** Logger (stderr only); defaults to a quiet one. */
+  readonly logger?: RunLogger;
 }
 
 /** One difference as reported (CONTRACT §7). */
@@ -131,78 +140,126 @@ export function selectControls(all: readonly ControlDefinition[], ids: readonly 
   return all.filter((c) => ids.includes(c.control_id));
 }
 
+/** Milliseconds spent per phase, recorded in the manifest. */
+type PhaseTimings = Record<string, number>;
+
+async function timed<T>(timings: PhaseTimings, phase: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try { return await fn(); } finally { timings[phase] = Math.round(performance.now() - t0); }
+}
+
+/** Evaluates every selected control against the loaded tables (CONTRACT §3–§4). */
+async function evaluateControls(conn: DuckDBConnection, req: RunRequest, controls: readonly ControlDefinition[], loads: Map<string, DatasetLoad>, logger: RunLogger): Promise<ControlResult[]> {
+  const { config } = req.config;
+  const results: ControlResult[] = [];
+  for (const def of controls) {
+    const cfg = config.controls[def.control_id] ?? {};
+    const asOfMicros = asOf(def, loads);
+    await setVariables(conn, { window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros, ...def.params, ...(cfg.params ?? {}) });
+    const ev = await evaluateControl(conn, def);
+    const timing = config.timing_rules.filter((r) => r.control === def.control_id);
+    const diffs = ev.differences.map((d) => {
+      const rule = timing.find((r) => r.kind === d.kind);
+      const isTiming = rule !== undefined && d.record_time_us !== null && BigInt(d.record_time_us) >= req.window.endMicros - BigInt(rule.max_age_s) * 1_000_000n;
+      return { ...d, record_time: d.record_time_us === null ? null : formatMicros(BigInt(d.record_time_us)), timing: isTiming };
+    });
+    const { status, quarantined, reasons } = statusOf(def, loads, req.window, ev.readiness, diffs.some((d) => !d.timing));
+    results.push({
+      control_id: def.control_id, status, as_of: asOfMicros === null ? null : formatMicros(asOfMicros),
+      readiness: { ready: reasons.length === 0, reasons }, quarantined_datasets: quarantined, totals: ev.totals,
+      differences: diffs.map((d) => ({
+        kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time, break_id: null,
+        disposition: (status === 'NOT_READY' || status === 'INCOMPLETE' ? 'PROVISIONAL' : d.timing ? 'TIMING' : 'OPENED') as Disposition,
+      })),
+    });
+    logger.info(`${status}: ${diffs.length} difference(s)`, { control: def.control_id, status, differences: diffs.length });
+  }
+  return results;
+}
+
+/** The digest of the results alone: equal for two runs on equal inputs and code (CONTRACT §6). */
+export function resultsDigestOf(window: Window, results: readonly ControlResult[], loaded: LoadResult): string {
+  return sha256Hex(canonicalJson({
+    window: { start: window.start, end: window.end },
+    controls: results.map((r) => ({ control_id: r.control_id, status: r.status, as_of: r.as_of, totals: r.totals, differences: r.differences.map((d) => ({ kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time })) })),
+    quarantine: loaded.quarantine.map((q) => ({ dataset: q.dataset, file: q.file, row: q.row, column: q.column, rule: q.rule })),
+  }));
+}
+
+/** Finishes earlier runs of this store: promotes staged outputs of published runs, drops staging of dead ones. */
+async function recoverEarlierRuns(store: ObjectStore, logger: RunLogger): Promise<void> {
+  const r = await recoverStaging(
+    store,
+    async (runId) => (await findManifest(store, runId))?.manifest.outputs,
+    async (runId) => {
+      const owner = await store.get(`_staging/${runId}/_owner.json`);
+      if (!owner) return false;
+      try {
+        const o = JSON.parse(owner.toString('utf8')) as { pid: number; host: string; started_at: string };
+        if (o.host !== hostname()) return Date.now() - Date.parse(o.started_at) < LEASE_TTL_MS;
+        process.kill(o.pid, 0);
+        return true;
+      } catch { return false; }
+    },
+  );
+  for (const id of r.promoted) logger.warn(`rolled forward run ${id}: its manifest was published, its outputs are now promoted`);
+  for (const id of r.discarded) logger.warn(`discarded staging of run ${id}: it stopped before publishing a manifest`);
+}
+
 /**
  * Runs one window. Returns the result (a business outcome is never an exception); throws
- * ConfigError, ConcurrencyError or InternalError when the run cannot produce a result.
+ * ConfigError, ConcurrencyError (another run holds the window: exit 5) or InternalError when the
+ * run cannot produce a result. Order of effects: leases → load → controls → breaks → staged
+ * outputs → manifest (the commit point) → promoted outputs → automatic verification → release.
  */
 export async function runWindow(req: RunRequest): Promise<RunResult> {
   const startedAt = new Date();
   const runId = newRunId(startedAt);
+  const logger = (req.logger ?? createLogger({ quiet: true })).child({ run_id: runId, window: `${req.window.start}/${req.window.end}` });
+  const timings: PhaseTimings = {};
   const allControls = loadControls();
   const controls = selectControls(allControls, req.controls);
   const store = await openStore(req.store);
-  const scratch = await mkdtemp(join(tmpdir(), 'reckon-'));
   const { config } = req.config;
+  if (req.rerunOf && !(await findManifest(store, req.rerunOf))) throw new ConfigError(`--rerun-of ${req.rerunOf}: no published manifest of that run in ${store.location}`);
+  await recoverEarlierRuns(store, logger);
+  const leases = await acquireLeases(store, controls.map((c) => c.control_id), req.window, runId);
+  const scratch = await mkdtemp(join(tmpdir(), 'reckon-'));
   const instance = await DuckDBInstance.create(':memory:', {
-    threads: '2', memory_limit: '6GB', temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
+    threads: String(DUCKDB_THREADS), memory_limit: DUCKDB_MEMORY_LIMIT, temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
   });
   const conn = await instance.connect();
   try {
     await conn.run(`SET TimeZone = 'UTC'`);
-    req.log(`run ${runId}: window [${req.window.start}, ${req.window.end}), loading ${req.sources}`);
-    const located = await locateSources(req.sources, join(scratch, 'sources'));
-    const loaded = await loadSources(conn, located.root, config, join(scratch, 'links'));
+    logger.info(`loading ${req.sources}`, { phase: 'load' });
+    const located = await timed(timings, 'locate_ms', () => locateSources(req.sources, join(scratch, 'sources')));
+    const loaded = await timed(timings, 'load_ms', () => loadSources(conn, located.root, config, join(scratch, 'links')));
+    const controlFiles = located.remote ? {} : await controlFileHashes(located.root);
     const loads = new Map(loaded.datasets.map((d) => [d.dataset, d]));
     const common = commonSql();
-    for (const c of common) await runScript(conn, c.text);
-
-    const results: ControlResult[] = [];
-    for (const def of controls) {
-      const cfg = config.controls[def.control_id] ?? {};
-      const asOfMicros = asOf(def, loads);
-      await setVariables(conn, { window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros, ...def.params, ...(cfg.params ?? {}) });
-      const ev = await evaluateControl(conn, def);
-      const timing = config.timing_rules.filter((r) => r.control === def.control_id);
-      const provisional = statusOf(def, loads, req.window, ev.readiness, true);
-      const diffs = ev.differences.map((d) => {
-        const rule = timing.find((r) => r.kind === d.kind);
-        const isTiming = rule !== undefined && d.record_time_us !== null && BigInt(d.record_time_us) >= req.window.endMicros - BigInt(rule.max_age_s) * 1_000_000n;
-        return { ...d, record_time: d.record_time_us === null ? null : formatMicros(BigInt(d.record_time_us)), timing: isTiming };
-      });
-      const { status, quarantined, reasons } = statusOf(def, loads, req.window, ev.readiness, diffs.some((d) => !d.timing));
-      void provisional;
-      results.push({
-        control_id: def.control_id, status, as_of: asOfMicros === null ? null : formatMicros(asOfMicros),
-        readiness: { ready: reasons.length === 0, reasons }, quarantined_datasets: quarantined, totals: ev.totals,
-        differences: diffs.map((d) => ({
-          kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time, break_id: null,
-          disposition: (status === 'NOT_READY' || status === 'INCOMPLETE' ? 'PROVISIONAL' : d.timing ? 'TIMING' : 'OPENED') as Disposition,
-        })),
-      });
-      req.log(`${def.control_id} ${status}: ${diffs.length} difference(s)`);
-    }
-
-    const resultsDigest = sha256Hex(canonicalJson({
-      window: { start: req.window.start, end: req.window.end },
-      controls: results.map((r) => ({ control_id: r.control_id, status: r.status, as_of: r.as_of, totals: r.totals, differences: r.differences.map((d) => ({ kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time })) })),
-      quarantine: loaded.quarantine.map((q) => ({ dataset: q.dataset, file: q.file, row: q.row, column: q.column, rule: q.rule })),
-    }));
+    const results = await timed(timings, 'controls_ms', async () => {
+      for (const c of common) await runScript(conn, c.text);
+      return evaluateControls(conn, req, controls, loads, logger);
+    });
+    const resultsDigest = resultsDigestOf(req.window, results, loaded);
 
     // Breaks: open, reobserve or reopen, before the manifest that lists them (CONTRACT §5).
-    const breakOutcomes: BreakOutcome[] = [];
-    for (const r of results) {
-      const def = controls.find((c) => c.control_id === r.control_id)!;
-      const outcomes = await recordBreaks(store, { runId, window: req.window, control: def, result: r, config });
-      breakOutcomes.push(...outcomes);
-    }
-
+    const breakOutcomes = await timed(timings, 'breaks_ms', async () => {
+      const all: BreakOutcome[] = [];
+      for (const r of results) all.push(...(await recordBreaks(store, { runId, window: req.window, control: controls.find((c) => c.control_id === r.control_id)!, result: r, config })));
+      return all;
+    });
     const finalResults: ControlResult[] = results.map((r) => ({ ...r, differences: r.differences.map((d) => ({ ...d, ...breakFor(breakOutcomes, r.control_id, d) })) }));
     const exitCode = exitCodeForStatuses(results.map((r) => r.status));
     const overall: ControlStatus = (['INCOMPLETE', 'NOT_READY', 'BREAKS', 'CLEAN'] as const).find((s) => results.some((r) => r.status === s)) ?? 'CLEAN';
-    const staging = join(scratch, 'staging');
-    const outputs = await writeOutputs(conn, staging, windowDate(req.window), runId, outputRows(runId, req, finalResults, loaded, resultsDigest, startedAt));
 
-    const finishedAt = new Date();
+    const outputs = await timed(timings, 'outputs_ms', async () => {
+      const files = await writeOutputs(conn, join(scratch, 'staging'), windowDate(req.window), runId, outputRows(runId, req, finalResults, loaded, resultsDigest, startedAt));
+      await store.putOnce(`_staging/${runId}/_owner.json`, JSON.stringify({ pid: process.pid, host: hostname(), started_at: startedAt.toISOString() }));
+      await stageOutputs(store, runId, files);
+      return files;
+    });
+
     const sqlFiles = [...common.map((c) => ({ path: c.path, sha256: c.sha256 })), ...allControls.flatMap((c) => c.sqlFiles)];
     const controlDefs = await Promise.all(allControls.map(async (c) => {
       const path = `controls/${c.control_id.toLowerCase()}/control.json`;
@@ -210,39 +267,50 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     }));
     const pkg = JSON.parse(await readFile(repoPath('package.json'), 'utf8')) as { version: string };
     const commit = await codeCommit();
-    const published = await publishManifest(store, runId, (chain) => ({
-      manifest_version: 1,
-      run_id: runId,
-      trigger: req.trigger,
-      reason: req.reason,
-      parent_run_id: req.rerunOf,
-      window: { start: req.window.start, end: req.window.end },
-      controls: controls.map((c) => c.control_id),
-      started_at: startedAt.toISOString(),
-      finished_at: finishedAt.toISOString(),
-      sources: { location: req.sources, datasets: Object.fromEntries(loaded.datasets.map((d) => [d.dataset, manifestDataset(d)])) },
-      cutoff_mappings: [...loaded.cutoffMappings],
-      currency_table: { path: 'pipeline/reference/iso4217.csv', sha256: currencyTable().sha256 },
-      rounding_mode: config.rounding_mode,
-      code: { version: pkg.version, commit, sql: sqlFiles, control_definitions: controlDefs, config: { path: req.config.path ?? null, sha256: req.config.sha256 } },
-      results: finalResults.map((r) => ({ ...r })),
-      quarantine: { count: loaded.quarantine.length, listed: Math.min(loaded.quarantine.length, 1000), entries: loaded.quarantine.slice(0, 1000).map((q) => ({ ...q, raw: q.raw.slice(0, 2048) })) },
-      breaks: breakOutcomes.map((b) => ({ break_id: b.break_id, control_id: b.control_id, kind: b.kind, key: b.key, disposition: b.disposition })),
-      notes: notesFor(loaded),
-      outputs: outputs.map((o) => ({ table: o.table, key: o.key, sha256: o.sha256, size: o.size, rows: o.rows })),
-      results_digest: resultsDigest,
-      chain,
-      runtime: { node: process.version, duckdb_threads: 2, duckdb_memory_limit: '6GB', overall_status: overall, exit_code: exitCode },
-    }));
-    await publishOutputs(store, outputs);
+    const inputObjects = [...loaded.datasets.flatMap((d) => d.files.map((f) => ({ path: f.path, sha256: f.sha256 }))), ...Object.values(controlFiles).flat()];
+    const fingerprints = { inputs_sha256: inputsFingerprint(inputObjects), code_sha256: await codeFingerprint(), config_sha256: req.config.sha256 };
+    const publishStart = performance.now();
+    const published = await publishManifest(store, runId, async (chain) => {
+      await checkFencing(store, leases);
+      timings.publish_ms = Math.round(performance.now() - publishStart);
+      return {
+        manifest_version: 1,
+        run_id: runId,
+        trigger: req.trigger,
+        reason: req.reason,
+        parent_run_id: req.rerunOf,
+        window: { start: req.window.start, end: req.window.end },
+        controls: controls.map((c) => c.control_id),
+        started_at: startedAt.toISOString(),
+        finished_at: new Date().toISOString(),
+        sources: { location: req.sources, datasets: Object.fromEntries(loaded.datasets.map((d) => [d.dataset, { ...manifestDataset(d, located.remote), control_files: controlFiles[d.dataset] ?? [] }])) },
+        cutoff_mappings: [...loaded.cutoffMappings],
+        currency_table: { path: 'pipeline/reference/iso4217.csv', sha256: currencyTable().sha256 },
+        rounding_mode: config.rounding_mode,
+        code: { version: pkg.version, commit, sql: sqlFiles, control_definitions: controlDefs, config: { path: req.config.path ?? null, sha256: req.config.sha256 } },
+        fingerprints,
+        results: finalResults.map((r) => ({ ...r })),
+        quarantine: { count: loaded.quarantine.length, listed: Math.min(loaded.quarantine.length, 1000), entries: loaded.quarantine.slice(0, 1000).map((q) => ({ ...q, raw: q.raw.slice(0, 2048) })) },
+        breaks: breakOutcomes.map((b) => ({ break_id: b.break_id, control_id: b.control_id, kind: b.kind, key: b.key, disposition: b.disposition })),
+        notes: notesFor(loaded),
+        outputs: outputs.map((o) => ({ table: o.table, key: o.key, sha256: o.sha256, size: o.size, rows: o.rows })),
+        results_digest: resultsDigest,
+        chain,
+        leases: leases.map((l) => ({ control_id: l.control_id, fencing_token: l.token, acquired_at: l.acquired_at, expires_at: l.expires_at })),
+        timings_ms: { ...timings },
+        runtime: { node: process.version, duckdb_threads: DUCKDB_THREADS, duckdb_memory_limit: DUCKDB_MEMORY_LIMIT, overall_status: overall, exit_code: exitCode },
+      };
+    });
+    await promoteOutputs(store, runId, outputs);
     await verifyCorrectedBreaks(store, { runId, window: req.window, controls, results, manifestSha256: published.sha256, startedAt: startedAt.toISOString() });
-    req.log(`run ${runId}: manifest ${published.key} sha256 ${published.sha256}`);
+    logger.info(`published ${published.key} sha256 ${published.sha256}`, { phase: 'publish', manifest: published.key, status: overall });
     return {
       run_id: runId, status: overall, exit_code: exitCode, window: { start: req.window.start, end: req.window.end },
       manifest: { path: storePath(store, published.key), sha256: published.sha256 }, results_digest: resultsDigest,
       controls: finalResults, quarantine_count: loaded.quarantine.length, manifestDoc: published.manifest,
     };
   } finally {
+    await releaseLeases(store, leases);
     conn.closeSync();
     instance.closeSync();
     await rm(scratch, { recursive: true, force: true });
@@ -253,19 +321,18 @@ function storePath(store: ObjectStore, key: string): string {
   return store.location.startsWith('s3://') ? `${store.location.replace(/\/$/, '')}/${key}` : join(store.location, key);
 }
 
-async function publishOutputs(store: ObjectStore, outputs: readonly OutputObject[]): Promise<void> {
-  for (const o of outputs) await store.putFileOnce(o.key, o.localPath);
-}
-
 function breakFor(outcomes: readonly BreakOutcome[], controlId: string, d: ReportedDifference): { break_id: string | null; disposition: Disposition } {
   const b = outcomes.find((o) => o.control_id === controlId && o.kind === d.kind && o.key === d.key);
   return b ? { break_id: b.break_id, disposition: b.disposition } : { break_id: d.break_id, disposition: d.disposition };
 }
 
-function manifestDataset(d: DatasetLoad) {
+function manifestDataset(d: DatasetLoad, remote?: RemoteObjectInfo) {
   return {
     present: d.present,
-    objects: d.files.map((f) => ({ ...f })),
+    objects: d.files.map((f) => {
+      const r = remote?.get(f.path);
+      return r ? { ...f, etag: r.etag ?? null, remote_key: r.key } : { ...f };
+    }),
     records_read: d.records_read,
     records_loaded: d.records_loaded,
     quarantined: d.quarantined,

@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.js';
 import { runWindow, TRIGGERS, type RunResult, type Trigger } from '../run.js';
 import { windowForDate, windowForRange } from '../window.js';
 import { parse, printJson } from './args.js';
+import { createLogger } from '../log.js';
 
 export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
            [--sources DIR] [--store DIR] [--config FILE]
@@ -34,7 +35,7 @@ export async function command(argv: string[]): Promise<number> {
     store: localOrRemote(values.store ?? 'var/reckon'),
     reason: values.reason ?? null,
     rerunOf: values['rerun-of'] ?? null,
-    log: (line) => { if (!quiet) process.stderr.write(`reckon: ${line}\n`); },
+    logger: createLogger({ quiet }),
   });
   if (values.json) printJson(jsonSummary(result));
   else process.stdout.write(humanSummary(result));

@@ -1,0 +1,104 @@
+/**
+ * Window leases (issue 7): one run per (store, control, window) at a time. A lease is a grant
+ * object `leases/<control>/<window>/<token>.json`, written once; the token is a fencing number
+ * that grows by one per grant, so a run whose lease expired and was taken over sees a higher
+ * token at publication and refuses to publish. A grant is released by a write-once
+ * `<token>.released` beside it. A lease is held while it is not released, not past `expires_at`,
+ * and (on the same host) its process is alive, so a lease left by a killed process expires at once
+ * on this host and at `expires_at` elsewhere. Grants are kept: they are the lease history.
+ */
+import { hostname } from 'node:os';
+import { ConcurrencyError } from './errors.js';
+import { AlreadyExistsError, type ObjectStore } from './store/object-store.js';
+import type { Window } from './window.js';
+
+/** A lease this run holds. */
+export interface Lease {
+  readonly control_id: string;
+  readonly window_key: string;
+  readonly token: number;
+  readonly run_id: string;
+  readonly acquired_at: string;
+  readonly expires_at: string;
+}
+
+interface Grant extends Lease { readonly pid: number; readonly host: string }
+
+/** Default lease duration: longer than any run of this machine's size is expected to take. */
+export const LEASE_TTL_MS = 2 * 60 * 60 * 1000;
+
+/** `20261102t000000z-20261103t000000z`: the window as a key part. */
+export function windowKey(w: Window): string {
+  const k = (iso: string) => iso.replace(/[-:]/g, '').replace(/\.([0-9]+)Z$/, '$1z').replace(/Z$/, 'z').toLowerCase();
+  return `${k(w.start)}-${k(w.end)}`;
+}
+
+function alive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+}
+
+async function latestGrant(store: ObjectStore, prefix: string): Promise<{ token: number; grant?: Grant; released: boolean }> {
+  const keys = await store.list(prefix);
+  const tokens = keys.map((k) => /\/([0-9]{10})\.json$/.exec(k)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1]));
+  if (tokens.length === 0) return { token: 0, released: true };
+  const token = Math.max(...tokens);
+  const name = String(token).padStart(10, '0');
+  const body = await store.get(`${prefix}/${name}.json`);
+  const released = keys.includes(`${prefix}/${name}.released`);
+  return { token, grant: body ? (JSON.parse(body.toString('utf8')) as Grant) : undefined, released };
+}
+
+function held(g: { grant?: Grant; released: boolean }, now: number): boolean {
+  if (!g.grant || g.released) return false;
+  if (Date.parse(g.grant.expires_at) <= now) return false;
+  if (g.grant.host === hostname() && !alive(g.grant.pid)) return false;
+  return true;
+}
+
+/**
+ * Acquires the lease of every control for the window, or none: throws ConcurrencyError('lock')
+ * (exit 5) naming the run that holds one. Leases already taken by this call are released first.
+ */
+export async function acquireLeases(store: ObjectStore, controls: readonly string[], w: Window, runId: string, ttlMs = LEASE_TTL_MS): Promise<Lease[]> {
+  const taken: Lease[] = [];
+  try {
+    for (const control_id of controls) {
+      const prefix = `leases/${control_id.toLowerCase()}/${windowKey(w)}`;
+      const now = Date.now();
+      const latest = await latestGrant(store, prefix);
+      if (held(latest, now)) throw new ConcurrencyError(`${control_id} window [${w.start}, ${w.end}) is being run by ${latest.grant!.run_id} (pid ${latest.grant!.pid} on ${latest.grant!.host}, lease until ${latest.grant!.expires_at})`, 'lock');
+      const token = latest.token + 1;
+      const grant: Grant = {
+        control_id, window_key: windowKey(w), token, run_id: runId, pid: process.pid, host: hostname(),
+        acquired_at: new Date(now).toISOString(), expires_at: new Date(now + ttlMs).toISOString(),
+      };
+      try {
+        await store.putOnce(`${prefix}/${String(token).padStart(10, '0')}.json`, JSON.stringify(grant));
+      } catch (e) {
+        if (e instanceof AlreadyExistsError) throw new ConcurrencyError(`${control_id} window [${w.start}, ${w.end}) was leased by another run at the same moment`, 'lock');
+        throw e;
+      }
+      const { pid: _p, host: _h, ...lease } = grant;
+      taken.push(lease);
+    }
+    return taken;
+  } catch (e) {
+    await releaseLeases(store, taken);
+    throw e;
+  }
+}
+
+/** Fencing check before publication: throws ConcurrencyError('lock') if any lease was taken over. */
+export async function checkFencing(store: ObjectStore, leases: readonly Lease[]): Promise<void> {
+  for (const l of leases) {
+    const latest = await latestGrant(store, `leases/${l.control_id.toLowerCase()}/${l.window_key}`);
+    if (latest.token !== l.token) throw new ConcurrencyError(`${l.control_id} lease token ${l.token} was superseded by token ${latest.token}: this run no longer owns the window and does not publish`, 'lock');
+  }
+}
+
+/** Releases leases (write-once release markers); never throws for a marker that exists. */
+export async function releaseLeases(store: ObjectStore, leases: readonly Lease[]): Promise<void> {
+  for (const l of leases) {
+    await store.putOnce(`leases/${l.control_id.toLowerCase()}/${l.window_key}/${String(l.token).padStart(10, '0')}.released`, new Date().toISOString()).catch(() => undefined);
+  }
+}

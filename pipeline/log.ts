@@ -1,0 +1,40 @@
+/**
+ * Operator logging (issue 7). Logs never go to stdout (stdout carries the summary or `--json`).
+ * On a TTY, stderr shows short progress lines; otherwise stderr carries JSON lines (pino) with
+ * `run_id`, and `control` and `window` where they apply, for log shippers. `--quiet` keeps only
+ * warnings and errors.
+ */
+import pino from 'pino';
+
+/** A small logger interface the pipeline uses. */
+export interface RunLogger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): RunLogger;
+}
+
+/** Creates the run logger: TTY progress, JSON lines (pino, fd 2), or quiet. */
+export function createLogger(opts: { quiet?: boolean; json?: boolean; base?: Record<string, unknown> } = {}): RunLogger {
+  const tty = process.stderr.isTTY && !opts.json;
+  if (tty) return ttyLogger(opts.quiet ?? false, opts.base ?? {});
+  const p = pino({ level: opts.quiet ? 'warn' : 'info', base: opts.base ?? {}, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ fd: 2, sync: true }));
+  const wrap = (l: pino.Logger): RunLogger => ({
+    info: (msg, f) => l.info(f ?? {}, msg),
+    warn: (msg, f) => l.warn(f ?? {}, msg),
+    child: (f) => wrap(l.child(f)),
+  });
+  return wrap(p);
+}
+
+function ttyLogger(quiet: boolean, base: Record<string, unknown>): RunLogger {
+  const prefix = (f: Record<string, unknown>) => (f.control ? `${f.control} ` : '');
+  const make = (ctx: Record<string, unknown>): RunLogger => ({
+    info: (msg, f) => { if (!quiet) process.stderr.write(`reckon: ${prefix({ ...ctx, ...f })}${msg}\n`); },
+    warn: (msg, f) => process.stderr.write(`reckon: warning: ${prefix({ ...ctx, ...f })}${msg}\n`),
+    child: (f) => make({ ...ctx, ...f }),
+  });
+  return make(base);
+}
+
+/** A logger that drops everything (library use and tests). */
+export const silentLogger: RunLogger = { info: () => undefined, warn: () => undefined, child: () => silentLogger };
