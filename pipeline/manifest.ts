@@ -5,6 +5,8 @@
  * lock, reads the head, and records the head's SHA-256 as `previous_manifest_sha256`.
  */
 import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { hashFile } from './sources/files.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { ConcurrencyError } from './errors.js';
 import { AlreadyExistsError, type ObjectStore } from './store/object-store.js';
@@ -94,6 +96,26 @@ export async function listManifests(store: ObjectStore): Promise<{ key: string; 
   return out;
 }
 
+/**
+ * Re-hashes the inputs a manifest lists, where they are still present in a local source folder:
+ * an input that exists but no longer matches its recorded SHA-256 is a problem; a missing one is not
+ * (extracts are not kept forever).
+ */
+async function verifyInputs(key: string, doc: ManifestV1): Promise<VerifyProblem[]> {
+  const root = doc.sources.location;
+  if (root.startsWith('s3://')) return [];
+  const problems: VerifyProblem[] = [];
+  for (const d of Object.values(doc.sources.datasets)) {
+    const listed = [...d.objects, ...(((d as { control_files?: { path: string; sha256: string }[] }).control_files) ?? [])];
+    for (const o of listed) {
+      let actual: string;
+      try { actual = (await hashFile(join(root, ...o.path.split('/')))).sha256; } catch { continue; }
+      if (o.sha256 && actual !== o.sha256) problems.push({ key, problem: `input ${o.path} changed since the run: SHA-256 ${actual} ≠ recorded ${o.sha256}` });
+    }
+  }
+  return problems;
+}
+
 /** One finding of `manifest verify`. */
 export interface VerifyProblem {
   readonly key: string;
@@ -105,7 +127,7 @@ export interface VerifyProblem {
  * bytes, recorded digest, schema, contiguous sequence, previous-manifest links, and the SHA-256 of
  * every output object it lists. Returns the problems found, first broken link first.
  */
-export async function verifyManifests(store: ObjectStore, runId?: string): Promise<{ checked: number; problems: VerifyProblem[] }> {
+export async function verifyManifests(store: ObjectStore, runId?: string, opts: { inputs?: boolean } = {}): Promise<{ checked: number; problems: VerifyProblem[] }> {
   const keys = (await store.list('manifests')).filter((k) => k.endsWith('.json')).sort();
   const problems: VerifyProblem[] = [];
   let previous: string | null = null;
@@ -141,6 +163,7 @@ export async function verifyManifests(store: ObjectStore, runId?: string): Promi
         else if (sha256Hex(body) !== o.sha256) problems.push({ key, problem: `output ${o.key} was edited: SHA-256 ${sha256Hex(body)} ≠ ${o.sha256}` });
       }
     }
+    if (doc && opts.inputs !== false) problems.push(...(await verifyInputs(key, doc)));
     previous = sha;
     expectedSeq = seq + 1;
     if (runId && m[2] === runId) break;

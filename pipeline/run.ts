@@ -17,6 +17,7 @@ import { findManifest, publishManifest } from './manifest.js';
 import { hostname } from 'node:os';
 import { acquireLeases, checkFencing, LEASE_TTL_MS, releaseLeases } from './lease.js';
 import { createLogger, type RunLogger } from './log.js';
+import { faultPoint } from './fault.js';
 import { promoteOutputs, recoverStaging, stageOutputs } from './publish.js';
 import { codeFingerprint, controlFileHashes, inputsFingerprint } from './fingerprint.js';
 import { writeOutputs } from './outputs.js';
@@ -224,6 +225,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
   if (req.rerunOf && !(await findManifest(store, req.rerunOf))) throw new ConfigError(`--rerun-of ${req.rerunOf}: no published manifest of that run in ${store.location}`);
   await recoverEarlierRuns(store, logger);
   const leases = await acquireLeases(store, controls.map((c) => c.control_id), req.window, runId);
+  await faultPoint('leased');
   const scratch = await mkdtemp(join(tmpdir(), 'reckon-'));
   const instance = await DuckDBInstance.create(':memory:', {
     threads: String(DUCKDB_THREADS), memory_limit: DUCKDB_MEMORY_LIMIT, temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
@@ -233,7 +235,9 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     await conn.run(`SET TimeZone = 'UTC'`);
     logger.info(`loading ${req.sources}`, { phase: 'load' });
     const located = await timed(timings, 'locate_ms', () => locateSources(req.sources, join(scratch, 'sources')));
+    await faultPoint('loading');
     const loaded = await timed(timings, 'load_ms', () => loadSources(conn, located.root, config, join(scratch, 'links')));
+    await faultPoint('computing');
     const controlFiles = located.remote ? {} : await controlFileHashes(located.root);
     const loads = new Map(loaded.datasets.map((d) => [d.dataset, d]));
     const common = commonSql();
@@ -260,6 +264,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
       return files;
     });
 
+    await faultPoint('staged');
     const sqlFiles = [...common.map((c) => ({ path: c.path, sha256: c.sha256 })), ...allControls.flatMap((c) => c.sqlFiles)];
     const controlDefs = await Promise.all(allControls.map(async (c) => {
       const path = `controls/${c.control_id.toLowerCase()}/control.json`;
@@ -301,6 +306,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
         runtime: { node: process.version, duckdb_threads: DUCKDB_THREADS, duckdb_memory_limit: DUCKDB_MEMORY_LIMIT, overall_status: overall, exit_code: exitCode },
       };
     });
+    await faultPoint('published');
     await promoteOutputs(store, runId, outputs);
     await verifyCorrectedBreaks(store, { runId, window: req.window, controls, results, manifestSha256: published.sha256, startedAt: startedAt.toISOString() });
     logger.info(`published ${published.key} sha256 ${published.sha256}`, { phase: 'publish', manifest: published.key, status: overall });

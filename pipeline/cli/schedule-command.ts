@@ -1,7 +1,71 @@
-/** `reckon schedule`: not built yet (see the issue that introduces it). */
-import { ConfigError } from '../errors.js';
+/**
+ * `reckon schedule --plan nightly|intraday [--now T] [--interval 15m] [--lag 5m] [--lookback 3d]
+ *  [--sources DIR] [--store DIR] [--config FILE] [--control …] [--json] [--quiet]`:
+ * runs the due windows that are not yet complete (see pipeline/schedule.ts). Exit code: the
+ * highest of the runs' exit codes (CONTRACT §7); 5 when a window was locked by another run.
+ */
+import { loadConfig } from '../config.js';
+import { ConcurrencyError, ConfigError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { loadControls, } from '../controls.js';
+import { runWindow, selectControls } from '../run.js';
+import { completedRun, currentInputsFingerprint, dueWindows, parseDuration, type Plan } from '../schedule.js';
+import { openStore } from '../store/object-store.js';
+import { parseTimestamp } from '../values.js';
+import { parse, printJson } from './args.js';
+import { localOrRemote } from './run-command.js';
+
+export const SCHEDULE_USAGE = `reckon schedule --plan nightly|intraday [--now T] [--interval 15m] [--lag 5m] [--lookback 3d|1d]
+                [--sources DIR] [--store DIR] [--config FILE] [--control RC01,…] [--json] [--quiet]`;
 
 export async function command(argv: string[]): Promise<number> {
-  void argv;
-  throw new ConfigError('reckon schedule is not available in this build');
+  const { values } = parse(argv, {
+    plan: { type: 'string' }, now: { type: 'string' }, interval: { type: 'string' }, lag: { type: 'string' }, lookback: { type: 'string' },
+    sources: { type: 'string' }, store: { type: 'string' }, config: { type: 'string' }, control: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' },
+    help: { type: 'boolean' },
+  });
+  if (values.help) { process.stdout.write(`${SCHEDULE_USAGE}\n`); return 0; }
+  const plan = values.plan as Plan;
+  if (plan !== 'nightly' && plan !== 'intraday') throw new ConfigError(`--plan must be nightly or intraday\n${SCHEDULE_USAGE}`);
+  let nowUs: bigint;
+  if (values.now !== undefined) {
+    const p = parseTimestamp(values.now);
+    if (!p.ok) throw new ConfigError(`--now: ${p.message}`);
+    nowUs = p.value;
+  } else nowUs = BigInt(Date.now()) * 1000n;
+  const intervalUs = parseDuration(values.interval ?? '15m', '--interval');
+  const lagUs = parseDuration(values.lag ?? (plan === 'nightly' ? '5m' : '5m'), '--lag');
+  const lookbackUs = parseDuration(values.lookback ?? (plan === 'nightly' ? '3d' : '1d'), '--lookback');
+  const config = await loadConfig(values.config);
+  const controls = selectControls(loadControls(), values.control ? values.control.split(',').map((s) => s.trim().toUpperCase()) : []).map((c) => c.control_id);
+  const sources = localOrRemote(values.sources ?? 'sources');
+  const storeLocation = localOrRemote(values.store ?? 'var/reckon');
+  const store = await openStore(storeLocation);
+  const logger = createLogger({ quiet: Boolean(values.quiet) });
+  const inputs = sources.startsWith('s3://') ? '' : await currentInputsFingerprint(sources);
+  const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: number }[] = [];
+  let exit = 0;
+  for (const w of dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs })) {
+    const done = inputs ? await completedRun(store, w, controls, { inputs, config: config.sha256 }) : undefined;
+    if (done) { report.push({ start: w.start, end: w.end, action: 'complete', run_id: done, status: null, exit_code: 0 }); continue; }
+    try {
+      const r = await runWindow({
+        window: w, controls, sources, store: storeLocation, config, trigger: plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday',
+        reason: null, rerunOf: null, logger,
+      });
+      report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code });
+      exit = Math.max(exit, r.exit_code);
+    } catch (e) {
+      if (!(e instanceof ConcurrencyError)) throw e;
+      logger.warn(e.message);
+      report.push({ start: w.start, end: w.end, action: 'locked', run_id: null, status: null, exit_code: e.exitCode });
+      exit = Math.max(exit, e.exitCode);
+    }
+  }
+  if (values.json) printJson({ plan, now: new Date(Number(nowUs / 1000n)).toISOString(), windows: report, exit_code: exit });
+  else {
+    for (const r of report) process.stdout.write(`[${r.start}, ${r.end})  ${r.action.padEnd(8)} ${r.run_id ?? ''} ${r.status ?? ''}\n`);
+    if (report.length === 0) process.stdout.write('no window is due\n');
+  }
+  return exit;
 }

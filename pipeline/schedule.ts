@@ -1,0 +1,66 @@
+/**
+ * Scheduled runs (issue 7). Works out the windows a plan makes due at `now` and which of them
+ * still need a run:
+ * - nightly: whole UTC days [D 00:00Z, D+1 00:00Z) whose end + lag ≤ now, within the lookback;
+ * - intraday: a fixed UTC grid of `interval` (aligned to the epoch, so 00:00, 00:15, …), windows
+ *   whose end + lag ≤ now, within the lookback.
+ * A window is complete when a published manifest of the same window covers the plan's controls,
+ * with the same inputs, code and configuration fingerprints, and no control NOT_READY; complete
+ * windows are never run again. NOT_READY windows run again on the next call (catch-up).
+ */
+import { DATASETS } from './datasets.js';
+import { codeFingerprint, controlFileHashes, inputsFingerprint } from './fingerprint.js';
+import { listManifests } from './manifest.js';
+import { hashFile, listDatasetFolder } from './sources/files.js';
+import type { ObjectStore } from './store/object-store.js';
+import { ConfigError } from './errors.js';
+import { makeWindow, type Window } from './window.js';
+
+export type Plan = 'nightly' | 'intraday';
+
+const UNIT_US: Record<string, bigint> = { s: 1_000_000n, m: 60_000_000n, h: 3_600_000_000n, d: 86_400_000_000n };
+
+/** Parses `15m`, `1h`, `30s`, `3d` into microseconds. Throws ConfigError. */
+export function parseDuration(text: string, what: string): bigint {
+  const m = /^([0-9]+)([smhd])$/.exec(text);
+  if (!m || BigInt(m[1]) === 0n && what !== '--lag') throw new ConfigError(`${what} '${text}' is not a duration like 15m, 1h, 30s or 3d`);
+  return BigInt(m[1]) * UNIT_US[m[2]];
+}
+
+/** Due windows of a plan at `nowMicros`, oldest first (UTC, half-open). */
+export function dueWindows(plan: Plan, nowMicros: bigint, opts: { intervalUs: bigint; lagUs: bigint; lookbackUs: bigint }): Window[] {
+  const size = plan === 'nightly' ? UNIT_US.d : opts.intervalUs;
+  if (plan === 'intraday' && UNIT_US.d % size !== 0n) throw new ConfigError('--interval must divide a day evenly (e.g. 5m, 15m, 1h)');
+  const latestEnd = ((nowMicros - opts.lagUs) / size) * size; // last grid point with end + lag ≤ now
+  const out: Window[] = [];
+  for (let end = latestEnd; end > latestEnd - opts.lookbackUs && end - size >= 0n; end -= size) out.unshift(makeWindow(end - size, end));
+  return out;
+}
+
+/** The current inputs fingerprint of a local source folder (same objects a run hashes). */
+export async function currentInputsFingerprint(root: string): Promise<string> {
+  const objects: { path: string; sha256: string }[] = [];
+  for (const d of DATASETS) {
+    const folder = await listDatasetFolder(root, d.name);
+    for (const f of folder.files) objects.push({ path: f.relPath, sha256: await hashFile(f.absPath).then((h) => h.sha256, () => '') });
+  }
+  objects.push(...Object.values(await controlFileHashes(root)).flat());
+  return inputsFingerprint(objects);
+}
+
+/** Whether a window already has a complete run for these controls, inputs, code and configuration. */
+export async function completedRun(store: ObjectStore, w: Window, controls: readonly string[], fp: { inputs: string; config: string }): Promise<string | undefined> {
+  const code = await codeFingerprint();
+  for (const m of (await listManifests(store)).reverse()) {
+    const doc = m.manifest as typeof m.manifest & { fingerprints?: { inputs_sha256: string; code_sha256: string; config_sha256: string } };
+    if (doc.window.start !== w.start || doc.window.end !== w.end) continue;
+    if (!controls.every((c) => doc.controls.includes(c))) continue;
+    const f = doc.fingerprints;
+    if (!f || f.inputs_sha256 !== fp.inputs || f.code_sha256 !== code || f.config_sha256 !== fp.config) continue;
+    const covered = doc.results.filter((r) => controls.includes(r.control_id));
+    if (covered.some((r) => r.status === 'NOT_READY')) continue;
+    return doc.run_id;
+  }
+  return undefined;
+}
+
