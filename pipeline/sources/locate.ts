@@ -1,14 +1,14 @@
 /**
  * Resolves a source location (CONTRACT §2) to a local folder the loader reads. A local folder is
  * used in place (never written to: CI's copy of inputs is read-only). `s3://bucket/prefix` is
- * downloaded into the run's scratch folder first (see s3 support), with per-object metadata
- * (size, ETag) returned for the manifest.
+ * downloaded into the run's scratch folder first (s3-sources.ts), with per-object metadata
+ * (S3 key, size, ETag, SHA-256 of the bytes read) returned for the manifest.
  */
 import { stat } from 'node:fs/promises';
 import { InputError } from '../errors.js';
 
-/** Per-object metadata from a remote source, keyed by path relative to the source root. */
-export type RemoteObjectInfo = ReadonlyMap<string, { readonly size: number; readonly etag?: string; readonly key: string }>;
+/** Per-object metadata from a remote source, keyed by path relative to the source root (`orders/part-1.csv`). */
+export type RemoteObjectInfo = ReadonlyMap<string, { readonly size: number; readonly etag?: string; readonly key: string; readonly sha256?: string }>;
 
 /** A source location ready to load. */
 export interface LocatedSources {
@@ -17,14 +17,34 @@ export interface LocatedSources {
   readonly remote?: RemoteObjectInfo;
 }
 
-/** Returns the local folder for `location`, staging remote sources under `scratch`. Throws InputError if unreadable. */
+/**
+ * Returns the local folder for `location`, staging remote sources under `scratch` (created if
+ * needed). Throws InputError (exit 3) if the location is unreadable, ConfigError (exit 2) if an
+ * `s3://` location is malformed.
+ */
 export async function locateSources(location: string, scratch: string): Promise<LocatedSources> {
-  void scratch;
-  if (location.startsWith('s3://')) throw new InputError(`S3 sources are not available in this build: ${location}`);
+  if (location.startsWith('s3://')) {
+    const { mkdir } = await import('node:fs/promises');
+    const { stageS3Sources } = await import('./s3-sources.js');
+    await mkdir(scratch, { recursive: true });
+    const staged = await stageS3Sources(location, scratch);
+    return { root: scratch, location, remote: new Map(staged.map((o) => [o.relPath, { size: o.size, etag: o.etag, key: o.key, sha256: o.sha256 }])) };
+  }
   try {
     if (!(await stat(location)).isDirectory()) throw new Error('not a directory');
   } catch (e) {
     throw new InputError(`the source location ${location} is not a readable folder: ${(e as Error).message}`);
   }
   return { root: location, location };
+}
+
+/**
+ * The manifest fields a remote object adds to its entry in `sources.datasets.*.objects`
+ * (CONTRACT §6): `s3_key` and `etag`. Empty for local sources and for paths that were not
+ * staged from S3. Never throws.
+ */
+export function remoteObjectFields(remote: RemoteObjectInfo | undefined, relPath: string): { s3_key?: string; etag?: string } {
+  const o = remote?.get(relPath);
+  if (!o) return {};
+  return { s3_key: o.key, ...(o.etag ? { etag: o.etag } : {}) };
 }

@@ -11,10 +11,10 @@ import { randomBytes } from 'node:crypto';
 import { link, mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
-/** A second write to a write-once key. */
+/** A second write to a write-once key. `detail` says how the store knew (an S3 412, a local EEXIST). */
 export class AlreadyExistsError extends Error {
-  constructor(readonly key: string) {
-    super(`${key} already exists and is never overwritten`);
+  constructor(readonly key: string, detail?: string) {
+    super(`${key} already exists and is never overwritten${detail ? ` (${detail})` : ''}`);
     this.name = 'AlreadyExistsError';
   }
 }
@@ -112,8 +112,16 @@ export class LocalObjectStore implements ObjectStore {
   }
 }
 
-/** Opens the store at `location` (a local directory; S3 arrives with its own implementation). */
+/**
+ * Opens the store at `location`: `s3://bucket/prefix` opens the S3 store (s3-store.ts; the AWS SDK
+ * is loaded only then), anything else is a local directory, created if missing. Throws ConfigError
+ * when an S3 location is malformed or its bucket cannot be listed.
+ */
 export async function openStore(location: string): Promise<ObjectStore> {
+  if (location.startsWith('s3://')) {
+    const { openS3Store } = await import('./s3-store.js');
+    return openS3Store(location);
+  }
   await mkdir(location, { recursive: true });
   return new LocalObjectStore(location);
 }
