@@ -5,8 +5,11 @@
  * - intraday: a fixed UTC grid of `interval` (aligned to the epoch, so 00:00, 00:15, …), windows
  *   whose end + lag ≤ now, within the lookback.
  * A window is complete when a published manifest of the same window covers the plan's controls,
- * with the same inputs, code and configuration fingerprints, and no control NOT_READY; complete
- * windows are never run again. NOT_READY windows run again on the next call (catch-up).
+ * with the same code and configuration fingerprints, and no control NOT_READY; complete windows are
+ * never run again by the schedule, even when later extracts change the source folder (a correction
+ * of a closed window is an incident rerun: `reckon run --trigger incident --rerun-of RUN --reason …`).
+ * NOT_READY windows run again on the next call (catch-up). The inputs fingerprint is still
+ * recorded in every manifest, so an auditor can tell which runs saw the same inputs.
  */
 import { DATASETS } from './datasets.js';
 import { codeFingerprint, controlFileHashes, inputsFingerprint } from './fingerprint.js';
@@ -37,7 +40,7 @@ export function dueWindows(plan: Plan, nowMicros: bigint, opts: { intervalUs: bi
   return out;
 }
 
-/** The current inputs fingerprint of a local source folder (same objects a run hashes). */
+/** The current inputs fingerprint of a local source folder (same objects a run hashes); for reports. */
 export async function currentInputsFingerprint(root: string): Promise<string> {
   const objects: { path: string; sha256: string }[] = [];
   for (const d of DATASETS) {
@@ -49,14 +52,14 @@ export async function currentInputsFingerprint(root: string): Promise<string> {
 }
 
 /** Whether a window already has a complete run for these controls, inputs, code and configuration. */
-export async function completedRun(store: ObjectStore, w: Window, controls: readonly string[], fp: { inputs: string; config: string }): Promise<string | undefined> {
+export async function completedRun(store: ObjectStore, w: Window, controls: readonly string[], fp: { config: string }): Promise<string | undefined> {
   const code = await codeFingerprint();
   for (const m of (await listManifests(store)).reverse()) {
     const doc = m.manifest as typeof m.manifest & { fingerprints?: { inputs_sha256: string; code_sha256: string; config_sha256: string } };
     if (doc.window.start !== w.start || doc.window.end !== w.end) continue;
     if (!controls.every((c) => doc.controls.includes(c))) continue;
     const f = doc.fingerprints;
-    if (!f || f.inputs_sha256 !== fp.inputs || f.code_sha256 !== code || f.config_sha256 !== fp.config) continue;
+    if (!f || f.code_sha256 !== code || f.config_sha256 !== fp.config) continue;
     const covered = doc.results.filter((r) => controls.includes(r.control_id));
     if (covered.some((r) => r.status === 'NOT_READY')) continue;
     return doc.run_id;

@@ -9,7 +9,7 @@ import { ConcurrencyError, ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { loadControls, } from '../controls.js';
 import { runWindow, selectControls } from '../run.js';
-import { completedRun, currentInputsFingerprint, dueWindows, parseDuration, type Plan } from '../schedule.js';
+import { completedRun, dueWindows, parseDuration, type Plan } from '../schedule.js';
 import { openStore } from '../store/object-store.js';
 import { parseTimestamp } from '../values.js';
 import { parse, printJson } from './args.js';
@@ -42,11 +42,10 @@ export async function command(argv: string[]): Promise<number> {
   const storeLocation = localOrRemote(values.store ?? 'var/reckon');
   const store = await openStore(storeLocation);
   const logger = createLogger({ quiet: Boolean(values.quiet) });
-  const inputs = sources.startsWith('s3://') ? '' : await currentInputsFingerprint(sources);
   const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: number }[] = [];
   let exit = 0;
   for (const w of dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs })) {
-    const done = inputs ? await completedRun(store, w, controls, { inputs, config: config.sha256 }) : undefined;
+    const done = await completedRun(store, w, controls, { config: config.sha256 });
     if (done) { report.push({ start: w.start, end: w.end, action: 'complete', run_id: done, status: null, exit_code: 0 }); continue; }
     try {
       const r = await runWindow({

@@ -1,0 +1,86 @@
+/**
+ * Issue 7: `reckon manifest verify` re-hashes manifests and the outputs they list and names the
+ * first broken link: an edited, a deleted and a reordered manifest, and an edited output.
+ */
+import { cpSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reckon, scratchDir, SHARED } from './helpers/cli.js';
+
+const SOURCES = join(SHARED, 'conformance/cases/clean-day/sources');
+const tmp = scratchDir('reckon-verify-');
+const base = join(tmp.dir, 'base');
+afterAll(() => tmp.cleanup());
+
+beforeAll(() => {
+  for (const [i, window] of ['2026-11-01T00:00:00Z/2026-11-02T00:00:00Z', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', '2026-11-02T00:00:00Z/2026-11-02T12:00:00Z'].entries()) {
+    const r = reckon(['run', '--window', window, '--sources', SOURCES, '--store', base, '--control', 'RC01,RC03', '--json']);
+    expect([0, 1], `run ${i}: ${r.stderr}`).toContain(r.code);
+  }
+});
+
+function copy(name: string): { store: string; manifests: string[] } {
+  const store = join(tmp.dir, name);
+  cpSync(base, store, { recursive: true });
+  const manifests = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json')).sort();
+  return { store, manifests };
+}
+
+describe('manifest verify', () => {
+  it('an intact chain verifies (exit 0)', () => {
+    const r = reckon(['manifest', 'verify', '--store', base, '--json']);
+    expect(r.code).toBe(0);
+    expect(r.json).toEqual({ ok: true, checked: 3, problems: [] });
+  });
+
+  it('detects a one-byte edit of a manifest and names it', () => {
+    const { store, manifests } = copy('edited');
+    const path = join(store, 'manifests', manifests[1]);
+    const bytes = readFileSync(path);
+    const i = bytes.indexOf(Buffer.from('"rounding_mode":"HALF_EVEN"')) + 18;
+    bytes[i] = 'h'.charCodeAt(0);
+    writeFileSync(path, bytes);
+    const r = reckon(['manifest', 'verify', '--store', store, '--json']);
+    expect(r.code).toBe(1);
+    expect(r.json.problems[0].key).toBe(`manifests/${manifests[1]}`);
+    expect(r.json.problems[0].problem).toMatch(/was edited/);
+  });
+
+  it('detects a deleted manifest', () => {
+    const { store, manifests } = copy('deleted');
+    rmSync(join(store, 'manifests', manifests[1]));
+    rmSync(join(store, 'manifests', manifests[1].replace(/\.json$/, '.sha256')));
+    const r = reckon(['manifest', 'verify', '--store', store, '--json']);
+    expect(r.code).toBe(1);
+    expect(r.json.problems[0]).toEqual({ key: `manifests/${manifests[2]}`, problem: expect.stringMatching(/sequence 3 where 2 was expected/) });
+  });
+
+  it('detects reordered manifests', () => {
+    const { store, manifests } = copy('reordered');
+    const dir = join(store, 'manifests');
+    const swap = (a: string, b: string) => { renameSync(join(dir, a), join(dir, 'tmp')); renameSync(join(dir, b), join(dir, a)); renameSync(join(dir, 'tmp'), join(dir, b)); };
+    // Swap the sequence numbers of manifests 2 and 3 (each keeps its own run id and digest file).
+    const [m2, m3] = [manifests[1], manifests[2]];
+    const r2 = m2.replace(/^00000002/, '00000003'), r3 = m3.replace(/^00000003/, '00000002');
+    renameSync(join(dir, m2), join(dir, r2)); renameSync(join(dir, m2.replace('.json', '.sha256')), join(dir, r2.replace('.json', '.sha256')));
+    renameSync(join(dir, m3), join(dir, r3)); renameSync(join(dir, m3.replace('.json', '.sha256')), join(dir, r3.replace('.json', '.sha256')));
+    void swap;
+    const r = reckon(['manifest', 'verify', '--store', store, '--json']);
+    expect(r.code).toBe(1);
+    expect(r.json.problems[0].key).toBe(`manifests/${r3}`);
+    expect(r.json.problems[0].problem).toMatch(/records sequence 3, file name says 2|chain is broken/);
+  });
+
+  it('detects an edited output object', () => {
+    const { store, manifests } = copy('output');
+    const m = JSON.parse(readFileSync(join(store, 'manifests', manifests[0]), 'utf8'));
+    const out = m.outputs.find((o: { table: string }) => o.table === 'control_totals');
+    const path = join(store, out.key);
+    const bytes = readFileSync(path);
+    bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+    writeFileSync(path, bytes);
+    const r = reckon(['manifest', 'verify', '--store', store, '--json']);
+    expect(r.code).toBe(1);
+    expect(r.json.problems[0]).toEqual({ key: `manifests/${manifests[0]}`, problem: expect.stringContaining(`output ${out.key} was edited`) });
+  });
+});
