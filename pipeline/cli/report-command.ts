@@ -1,7 +1,31 @@
-/** `reckon report`: not built yet (see the issue that introduces it). */
+/**
+ * `reckon report --run RUN_ID --out FILE [--store DIR]`: writes the run's static HTML report
+ * (no script, no network). Exit 0 when written; 2 for usage errors, an unknown run or an existing
+ * output file (a report is never overwritten).
+ */
+import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { writeRunReport } from '../report/report.js';
+import { openStore } from '../store/object-store.js';
+import { parse } from './args.js';
 
+const USAGE = 'usage: reckon report --run RUN_ID --out FILE [--store DIR]';
+
+/** Runs `reckon report` with `argv` (after the subcommand); returns the exit code. */
 export async function command(argv: string[]): Promise<number> {
-  void argv;
-  throw new ConfigError('reckon report is not available in this build');
+  const { values } = parse(argv, { run: { type: 'string' }, out: { type: 'string' }, store: { type: 'string' }, help: { type: 'boolean' } });
+  if (values.help) { process.stdout.write(`${USAGE}\n`); return 0; }
+  if (!values.run || !values.out) throw new ConfigError(`--run and --out are required\n${USAGE}`);
+  const location = values.store ?? 'var/reckon';
+  const store = await openStore(location.startsWith('s3://') ? location : resolve(location));
+  const out = resolve(values.out);
+  try {
+    const { bytes, run } = await writeRunReport(store, values.run, out);
+    process.stdout.write(`report for run ${run.stored.run_id} written to ${out} (${bytes} bytes)\n`);
+    return 0;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ConfigError(`${out} already exists; a report is never overwritten`);
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ConfigError(`cannot write ${out}: its folder does not exist`);
+    throw e;
+  }
 }
