@@ -1,13 +1,20 @@
 /**
  * Run configuration (CONTRACT §5 and §1): rounding mode for money conversion, per-control SLAs
- * and parameters, timing rules and owners. Parsed once from JSON or YAML with zod; every problem
- * is reported with its path before failing (ConfigError, exit 2). Evaluation never reads the
- * environment: the frozen Config is passed in.
+ * (`sla_s`, `sla_s_by_kind`), owners and parameters, and timing rules. Parsed once from JSON or
+ * YAML with zod, then checked against the control definitions (unknown controls and difference
+ * kinds are errors, not silently ignored); every problem is reported with its path before failing
+ * (ConfigError, exit 2). Evaluation never reads the environment: the frozen Config is passed in.
+ *
+ * Example (JSON or the same in YAML):
+ *   { "rounding_mode": "HALF_EVEN",
+ *     "controls": { "RC03": { "sla_s": 60, "sla_s_by_kind": { "RESERVATION_MISMATCH": 600 }, "owner": "ledger-ops" } },
+ *     "timing_rules": [ { "control": "RC02", "kind": "FILL_MISSING_VENUE", "max_age_s": 300 } ] }
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { loadControls, type ControlDefinition } from './controls.js';
 
 /** Rounding modes for price × quantity → minor units; names as in decimal.js. */
 export const ROUNDING_MODES = ['HALF_EVEN', 'HALF_UP', 'HALF_DOWN', 'UP', 'DOWN', 'CEIL', 'FLOOR'] as const;
@@ -59,9 +66,59 @@ export async function loadConfig(path?: string): Promise<LoadedConfig> {
     throw new ConfigError(`configuration ${path} is not valid ${/\.ya?ml$/i.test(path) ? 'YAML' : 'JSON'}: ${(e as Error).message}`, path);
   }
   const parsed = ConfigSchema.safeParse(doc);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
-    throw new ConfigError(`configuration ${path} is invalid:\n${lines.join('\n')}`, path, parsed.error.issues[0]?.path.join('.'));
+  const issues = parsed.success
+    ? configIssuesAgainstControls(parsed.data, loadControls())
+    : parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  if (issues.length) {
+    const lines = issues.map((i) => `  ${i.path || '(root)'}: ${i.message}`);
+    throw new ConfigError(`configuration ${path} is invalid:\n${lines.join('\n')}`, path, issues[0].path);
   }
-  return { config: Object.freeze(parsed.data), sha256: createHash('sha256').update(bytes).digest('hex'), path };
+  return { config: Object.freeze(parsed.data!), sha256: createHash('sha256').update(bytes).digest('hex'), path };
+}
+
+/** One configuration problem: dotted path into the document and what is wrong there. */
+export interface ConfigIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/**
+ * Checks a parsed configuration against the control definitions: every control id under
+ * `controls` and in `timing_rules` must exist, and every kind in `sla_s_by_kind` and
+ * `timing_rules` must be one the control emits. Returns every problem with its path (none: []).
+ */
+export function configIssuesAgainstControls(config: Config, controls: readonly ControlDefinition[]): ConfigIssue[] {
+  const byId = new Map(controls.map((c) => [c.control_id, c]));
+  const known = controls.map((c) => c.control_id).join(', ');
+  const issues: ConfigIssue[] = [];
+  for (const [id, cfg] of Object.entries(config.controls)) {
+    const def = byId.get(id);
+    if (!def) { issues.push({ path: `controls.${id}`, message: `unknown control; known: ${known}` }); continue; }
+    for (const kind of Object.keys(cfg.sla_s_by_kind ?? {})) {
+      if (!def.difference_kinds.includes(kind)) issues.push({ path: `controls.${id}.sla_s_by_kind.${kind}`, message: `${id} emits no difference kind ${kind}; its kinds: ${def.difference_kinds.join(', ')}` });
+    }
+  }
+  config.timing_rules.forEach((r, i) => {
+    const def = byId.get(r.control);
+    if (!def) issues.push({ path: `timing_rules.${i}.control`, message: `unknown control ${r.control}; known: ${known}` });
+    else if (!def.difference_kinds.includes(r.kind)) issues.push({ path: `timing_rules.${i}.kind`, message: `${r.control} emits no difference kind ${r.kind}; its kinds: ${def.difference_kinds.join(', ')}` });
+  });
+  return issues;
+}
+
+/**
+ * The break SLA in seconds for a difference kind of a control (CONTRACT §5). The most specific
+ * setting wins, configuration before definition at each level: the configuration's
+ * `sla_s_by_kind[kind]`, the definition's `sla_s_by_kind[kind]`, the configuration's `sla_s`, the
+ * definition's `sla_s` (defaults: RC01 120, RC02 60, RC03 0 with RESERVATION_MISMATCH 300, RC04
+ * 86400, RC05 300, RC06 3600). Null when the control is unknown.
+ */
+export function slaSeconds(config: Config, def: ControlDefinition | undefined, kind: string): number | null {
+  const cfg = config.controls[def?.control_id ?? ''];
+  return cfg?.sla_s_by_kind?.[kind] ?? def?.sla_s_by_kind[kind] ?? cfg?.sla_s ?? def?.sla_s ?? null;
+}
+
+/** The owner a control's breaks are routed to before triage: the configuration's, else the definition's. */
+export function controlOwner(config: Config, def: ControlDefinition | undefined): string | null {
+  return config.controls[def?.control_id ?? '']?.owner ?? def?.owner ?? null;
 }

@@ -1,18 +1,29 @@
 /**
- * What a run does to breaks (CONTRACT §5): each difference of a CLEAN/BREAKS control opens its
- * break, is recorded as a new observation of it, or reopens it after VERIFIED/CLOSED. A difference
- * matched by a timing rule is recorded as TIMING instead, and opens if a run of a later window
- * still observes it. After the manifest is published, CORRECTED breaks that this run covered and
- * no longer observes are VERIFIED by `reconciler` with the manifest digest as proof.
+ * What a run does to breaks (CONTRACT §5). For each difference of a CLEAN or BREAKS control:
+ *   - a difference the run marked TIMING (a configured timing rule matched its record time) is
+ *     recorded as a TIMING observation and opens nothing, unless a run of an earlier window (one
+ *     that ended before this run's window ends) already recorded it as TIMING: then it is still
+ *     there in a later window, and it opens (or reopens) like any other difference;
+ *   - otherwise it opens its break (OPENED), adds an observation to an active break (REOBSERVED),
+ *     or reopens a VERIFIED or CLOSED break as OPEN (REOPENED).
+ * NOT_READY and INCOMPLETE controls touch no break (their differences are PROVISIONAL).
+ *
+ * After the manifest is published, every CORRECTED break of a control the run evaluated to CLEAN
+ * or BREAKS, whose window the run covered, corrected before the run started, and not observed by
+ * the run, is VERIFIED by `reconciler` with the run id and manifest digest as proof.
  */
 import type { Config } from '../config.js';
 import type { ControlDefinition } from '../controls.js';
 import { ConcurrencyError } from '../errors.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { Window } from '../window.js';
+import { parseTimestamp } from '../values.js';
 import { breakId } from './break-id.js';
-import { BreakStore, type BreakRecord } from './break-store.js';
-import type { BreakState, Disposition } from './states.js';
+import { BreakStore, type BreakEvent, type BreakRecord, type WindowText } from './break-store.js';
+import { REOPENABLE_STATES, type Disposition } from './states.js';
+import { RECONCILER, breakWindow, covers, currentCycle } from './transitions.js';
+
+export { RECONCILER };
 
 /** The break a difference maps to and what the run did with it. */
 export interface BreakOutcome {
@@ -23,16 +34,26 @@ export interface BreakOutcome {
   readonly disposition: Disposition;
 }
 
+/** The part of a control result this module reads (run.ts's ControlResult fits). */
 interface ResultLike {
   readonly control_id: string;
   readonly status: string;
+  /** The control's as-of (CONTRACT §3), recorded in each observation as the clock of break ages. */
+  readonly as_of?: string | null;
   readonly differences: readonly { kind: string; key: string; detail: string; record_time: string | null; disposition: Disposition }[];
 }
 
-/** The pipeline's actor name in break events. */
-export const RECONCILER = 'reconciler';
+const endMicros = (w: WindowText): bigint => {
+  const p = parseTimestamp(w.end);
+  if (!p.ok) throw new Error(`bad window end ${w.end}`);
+  return p.value;
+};
 
-/** Opens, reobserves or reopens the breaks of one control's differences; returns their outcomes. */
+/**
+ * Opens, reobserves or reopens the breaks of one control's differences and records an observation
+ * of each; returns their outcomes (none for NOT_READY/INCOMPLETE). A concurrent writer of the same
+ * break (another run) is absorbed by re-reading, up to three times; throws ConcurrencyError after.
+ */
 export async function recordBreaks(
   store: ObjectStore,
   args: { runId: string; window: Window; control: ControlDefinition; result: ResultLike; config: Config },
@@ -48,14 +69,17 @@ export async function recordBreaks(
     for (let attempt = 0; ; attempt++) {
       const rec = await bs.read(id);
       try {
-        disposition = await decide(bs, rec, { id, control, d, window: w, timing: d.disposition === 'TIMING' });
+        disposition = await decide(bs, rec, { id, runId, control, d, window: w });
         break;
       } catch (e) {
         if (e instanceof ConcurrencyError && attempt < 3) continue; // another run appended first: re-read
         throw e;
       }
     }
-    await bs.observe({ break_id: id, run_id: runId, window: w, observed_at: new Date().toISOString(), record_time: d.record_time, detail: d.detail, disposition });
+    await bs.observe({
+      break_id: id, run_id: runId, window: w, observed_at: new Date().toISOString(), record_time: d.record_time,
+      as_of: result.as_of ?? null, detail: d.detail, disposition,
+    });
     out.push({ break_id: id, control_id: control.control_id, kind: d.kind, key: d.key, disposition });
   }
   return out;
@@ -64,59 +88,65 @@ export async function recordBreaks(
 async function decide(
   bs: BreakStore,
   rec: BreakRecord | undefined,
-  a: { id: string; control: ControlDefinition; d: ResultLike['differences'][number]; window: { start: string; end: string }; timing: boolean },
+  a: { id: string; runId: string; control: ControlDefinition; d: ResultLike['differences'][number]; window: WindowText },
 ): Promise<Disposition> {
-  const open = async (from: BreakState | null, version: number) =>
-    bs.append({
-      break_id: a.id, version: version + 1, expected_version: version, control_id: a.control.control_id, kind: a.d.kind, key: a.d.key,
-      from_state: from, to_state: 'OPEN', actor: RECONCILER, at: new Date().toISOString(),
-      evidence: { detail: a.d.detail }, window: a.window, record_time: a.d.record_time,
-    });
-  if (!rec) {
-    if (a.timing) {
-      const earlier = (await bs.observations(a.id)).some((o) => o.disposition === 'TIMING' && o.window.end <= a.window.start);
-      if (!earlier) return 'TIMING';
-    }
-    await open(null, 0);
-    return 'OPENED';
+  if (a.d.disposition === 'TIMING') {
+    const thisEnd = endMicros(a.window);
+    const earlier = (await bs.observations(a.id)).some((o) => o.disposition === 'TIMING' && endMicros(o.window) < thisEnd);
+    if (!earlier) return 'TIMING';
   }
-  if (rec.state === 'VERIFIED' || rec.state === 'CLOSED') {
-    await open(rec.state, rec.version);
-    return 'REOPENED';
-  }
+  const open = (from: BreakRecord | undefined) => bs.append({
+    break_id: a.id, version: (from?.version ?? 0) + 1, expected_version: from?.version ?? 0,
+    control_id: a.control.control_id, kind: a.d.kind, key: a.d.key,
+    from_state: from?.state ?? null, to_state: 'OPEN', actor: RECONCILER, at: new Date().toISOString(),
+    evidence: { detail: a.d.detail }, window: a.window, record_time: a.d.record_time, run_id: a.runId,
+  });
+  if (!rec) { await open(undefined); return 'OPENED'; }
+  if (REOPENABLE_STATES.includes(rec.state)) { await open(rec); return 'REOPENED'; }
   return 'REOBSERVED';
 }
 
 /**
- * Automatic verification (CONTRACT §5): for each CLEAN/BREAKS control of the run, every CORRECTED
- * break of that control whose window the run covers, corrected before the run started by someone
- * other than `reconciler`, and not observed by the run, is VERIFIED by `reconciler`.
+ * Automatic verification (CONTRACT §5), called after the run's manifest is published. For each
+ * control the run evaluated to CLEAN or BREAKS, every CORRECTED break of that control is VERIFIED
+ * by `reconciler` when the run covered the break's window, started strictly after CORRECTED, and
+ * does not list the break's (kind, key) among its differences (TIMING ones included: still
+ * observed). The event's evidence is the run id and the manifest's SHA-256 (and key when given).
+ * A break a person moved meanwhile is left alone. Returns the ids verified.
  */
 export async function verifyCorrectedBreaks(
   store: ObjectStore,
-  args: { runId: string; window: Window; controls: readonly ControlDefinition[]; results: readonly ResultLike[]; manifestSha256: string; startedAt: string },
+  args: {
+    runId: string; window: Window; controls: readonly ControlDefinition[]; results: readonly ResultLike[];
+    manifestSha256: string; startedAt: string; manifestKey?: string;
+  },
 ): Promise<string[]> {
   const bs = new BreakStore(store);
   const verified: string[] = [];
   const ran = new Map(args.results.filter((r) => r.status === 'CLEAN' || r.status === 'BREAKS').map((r) => [r.control_id, r]));
   if (ran.size === 0) return verified;
-  for (const id of await bs.ids()) {
-    const rec = await bs.read(id);
+  const started = Date.parse(args.startedAt);
+  const runWindow = { start: args.window.start, end: args.window.end };
+  const candidates = (await bs.lastEvents()).filter((e: BreakEvent) => e.to_state === 'CORRECTED' && ran.has(e.control_id));
+  for (const last of candidates) {
+    const rec = await bs.read(last.break_id);
     if (!rec || rec.state !== 'CORRECTED') continue;
-    const r = ran.get(rec.control_id);
-    if (!r) continue;
+    const r = ran.get(rec.control_id)!;
     if (r.differences.some((d) => d.kind === rec.kind && d.key === rec.key)) continue;
-    const opened = [...rec.events].reverse().find((e) => e.to_state === 'OPEN');
-    const corrected = rec.events[rec.events.length - 1];
-    if (!opened?.window || !(args.window.start <= opened.window.start && args.window.end >= opened.window.end)) continue;
-    if (!(corrected.at < args.startedAt) || corrected.actor === RECONCILER) continue;
+    const corrected = [...currentCycle(rec)].reverse().find((e) => e.to_state === 'CORRECTED')!;
+    if (!(Date.parse(corrected.at) < started) || corrected.actor === RECONCILER) continue;
+    const w = breakWindow(rec);
+    if (!w || !covers(runWindow, w)) continue;
     try {
       await bs.append({
-        break_id: id, version: rec.version + 1, expected_version: rec.version, control_id: rec.control_id, kind: rec.kind, key: rec.key,
+        break_id: rec.break_id, version: rec.version + 1, expected_version: rec.version, control_id: rec.control_id, kind: rec.kind, key: rec.key,
         from_state: 'CORRECTED', to_state: 'VERIFIED', actor: RECONCILER, at: new Date().toISOString(),
-        evidence: { run_id: args.runId, manifest_sha256: args.manifestSha256, note: 'run covering the break window no longer observes the difference' },
+        evidence: {
+          run_id: args.runId, manifest_sha256: args.manifestSha256, ...(args.manifestKey ? { manifest_key: args.manifestKey } : {}),
+          note: 'automatic: a run that started after CORRECTED and covered the break window no longer observes the difference',
+        },
       });
-      verified.push(id);
+      verified.push(rec.break_id);
     } catch (e) {
       if (!(e instanceof ConcurrencyError)) throw e;
     }

@@ -1,0 +1,206 @@
+/**
+ * The rules of a break transition made by a person (CONTRACT §5), as one pure function: given the
+ * break's derived record, the request and (for VERIFIED) the run offered as evidence, it returns
+ * the event to append or throws. A refusal is a TransitionRuleError naming its rule (exit 2); an
+ * expected version that is not the current one is a ConcurrencyError('version') (exit 6), checked
+ * first, so that the loser of a race always gets 6 whatever the winner changed.
+ *
+ * Identities (actor, owner, approver) are compared after trimming and ignoring case, so that
+ * `Alice` cannot approve `alice`'s correction. `reconciler` is the pipeline's identity.
+ */
+import { ConcurrencyError, TransitionRuleError } from '../errors.js';
+import { findManifest } from '../manifest.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { parseTimestamp } from '../values.js';
+import type { BreakEvent, BreakRecord, WindowText } from './break-store.js';
+import { CLASSIFICATIONS, NEXT_STATE, isClassification, type BreakState } from './states.js';
+
+/** The pipeline's actor name in break events (CONTRACT §5). */
+export const RECONCILER = 'reconciler';
+
+/** Every rule a transition can be refused by, with the sentence shown to the person refused. */
+export const TRANSITION_RULES = {
+  ALLOWED_TRANSITIONS: 'a break moves one step forward at a time: OPEN → TRIAGED → CONTAINED → CORRECTED → VERIFIED → CLOSED; no state is skipped and none is moved back',
+  REOPEN_BY_RUN_ONLY: 'only a run that observes the difference again moves a VERIFIED or CLOSED break back to OPEN',
+  RECONCILER_RESERVED: `'${RECONCILER}' is the pipeline: it may only verify, and is never an owner or an approver`,
+  TRIAGE_NEEDS_CLASSIFICATION: `TRIAGED needs --classification, one of ${CLASSIFICATIONS.join(', ')}`,
+  TRIAGE_NEEDS_OWNER: 'TRIAGED needs --owner',
+  TRIAGE_FIELDS_AT_TRIAGE_ONLY: 'owner and classification are decided at TRIAGED and cannot change on another transition',
+  OWNER_ADVANCES: 'after TRIAGED only the owner makes CONTAINED, CORRECTED and CLOSED',
+  DUAL_CONTROL_NEEDS_APPROVER: 'CONTAINED and CORRECTED need --approver (dual control)',
+  DUAL_CONTROL_APPROVER_IS_ACTOR: 'the approver of CONTAINED or CORRECTED must be a different person from the actor (dual control)',
+  VERIFIER_NOT_CORRECTOR: 'VERIFIED is made by someone who did not make CORRECTED',
+  VERIFY_NEEDS_RUN: 'VERIFIED needs --evidence-ref RUN_ID: a run that started after CORRECTED, covered the break window and no longer observes it',
+  VERIFY_RUN_UNKNOWN: 'the run given as evidence has no published manifest in this store',
+  VERIFY_RUN_NOT_AFTER_CORRECTED: 'the run given as evidence did not start after CORRECTED',
+  VERIFY_RUN_WINDOW: "the run given as evidence did not cover the break's window",
+  VERIFY_RUN_CONTROL: "the run given as evidence did not evaluate the break's control to CLEAN or BREAKS",
+  VERIFY_RUN_STILL_OBSERVES: 'the run given as evidence still observes the difference',
+  CLOSE_NEEDS_REASON_ROOT_CAUSE_PREVENTION: 'CLOSED needs --reason, --root-cause and --prevention',
+} as const;
+export type TransitionRule = keyof typeof TRANSITION_RULES;
+
+/** A transition asked for by a person (`reckon breaks advance`). Empty strings count as absent. */
+export interface TransitionRequest {
+  readonly to: BreakState;
+  readonly actor: string;
+  readonly expected_version: number;
+  readonly approver?: string;
+  readonly owner?: string;
+  readonly classification?: string;
+  readonly note?: string;
+  readonly evidence_ref?: string;
+  readonly reason?: string;
+  readonly root_cause?: string;
+  readonly prevention?: string;
+}
+
+/** What a published manifest says about one break: the facts VERIFIED is judged on. */
+export interface EvidenceRun {
+  readonly run_id: string;
+  readonly manifest_key: string;
+  readonly manifest_sha256: string;
+  /** The run's wall-clock start, ISO-8601 UTC. */
+  readonly started_at: string;
+  readonly window: WindowText;
+  /** The status the run gave the break's control, or null when it did not run that control. */
+  readonly control_status: string | null;
+  /** True when the run listed the break's (kind, key) among that control's differences. */
+  readonly observes: boolean;
+}
+
+/** Trimmed, case-folded identity for comparisons. */
+export function identity(name: string): string {
+  return name.trim().toLowerCase();
+}
+
+const present = (s: string | undefined): s is string => s !== undefined && s.trim() !== '';
+const refuse = (rule: TransitionRule, detail?: string): never => {
+  throw new TransitionRuleError(rule, detail ? `${TRANSITION_RULES[rule]} (${detail})` : TRANSITION_RULES[rule]);
+};
+
+/** The events of the break's current cycle: from its latest OPEN (first opening or reopening) on. */
+export function currentCycle(rec: BreakRecord): readonly BreakEvent[] {
+  let i = rec.events.length - 1;
+  while (i > 0 && rec.events[i].to_state !== 'OPEN') i--;
+  return rec.events.slice(i);
+}
+
+/** The owner decided at the current cycle's TRIAGED, or null before triage. */
+export function currentOwner(rec: BreakRecord): string | null {
+  const t = [...currentCycle(rec)].reverse().find((e) => e.to_state === 'TRIAGED');
+  return t?.evidence.owner ?? null;
+}
+
+/** The classification decided at the current cycle's TRIAGED, or null before triage. */
+export function currentClassification(rec: BreakRecord): string | null {
+  const t = [...currentCycle(rec)].reverse().find((e) => e.to_state === 'TRIAGED');
+  return t?.evidence.classification ?? null;
+}
+
+/** The window of the observation that opened (or last reopened) the break. */
+export function breakWindow(rec: BreakRecord): WindowText | null {
+  return currentCycle(rec)[0].window ?? rec.events.find((e) => e.window)?.window ?? null;
+}
+
+function micros(ts: string): bigint {
+  const p = parseTimestamp(ts);
+  if (!p.ok) throw new Error(`bad timestamp ${ts}: ${p.message}`);
+  return p.value;
+}
+
+/** True when window `outer` contains window `inner` (both half-open). */
+export function covers(outer: WindowText, inner: WindowText): boolean {
+  return micros(outer.start) <= micros(inner.start) && micros(outer.end) >= micros(inner.end);
+}
+
+/**
+ * Judges a person's transition and returns the event to append (CONTRACT §5). `evidenceRun` is
+ * the run named by `--evidence-ref` for VERIFIED: undefined when none was looked up, null when
+ * the store has no manifest of it. Throws ConcurrencyError('version') when `expected_version` is
+ * not the break's version, else TransitionRuleError naming the first rule broken, in the order of
+ * TRANSITION_RULES' checks below.
+ */
+export function planTransition(rec: BreakRecord, req: TransitionRequest, evidenceRun: EvidenceRun | null | undefined, now: Date = new Date()): BreakEvent {
+  if (req.expected_version !== rec.version) {
+    throw new ConcurrencyError(`break ${rec.break_id} is at version ${rec.version} (${rec.state}); --expected-version ${req.expected_version} is ${req.expected_version < rec.version ? 'stale: another transition landed first' : 'not a version of this break'}`, 'version');
+  }
+  const to = req.to;
+  if (to === 'OPEN') refuse('REOPEN_BY_RUN_ONLY', `the break is ${rec.state}`);
+  const next = NEXT_STATE[rec.state];
+  if (to !== next) refuse('ALLOWED_TRANSITIONS', next ? `from ${rec.state} the next state is ${next}, not ${to}` : `${rec.state} is final until a run reopens it`);
+
+  const actor = req.actor.trim();
+  const isReconciler = identity(actor) === RECONCILER;
+  if (isReconciler && to !== 'VERIFIED') refuse('RECONCILER_RESERVED', `--actor ${actor} cannot make ${to}`);
+  if (present(req.approver) && identity(req.approver) === RECONCILER) refuse('RECONCILER_RESERVED', `--approver ${req.approver.trim()}`);
+
+  const owner = currentOwner(rec);
+  const classification = currentClassification(rec);
+  if (to === 'TRIAGED') {
+    if (!present(req.classification) || !isClassification(req.classification.trim())) refuse('TRIAGE_NEEDS_CLASSIFICATION', present(req.classification) ? `got ${req.classification.trim()}` : undefined);
+    if (!present(req.owner)) refuse('TRIAGE_NEEDS_OWNER');
+    if (identity(req.owner!) === RECONCILER) refuse('RECONCILER_RESERVED', `--owner ${req.owner!.trim()}`);
+  } else {
+    if (present(req.owner) && (owner === null || identity(req.owner) !== identity(owner))) refuse('TRIAGE_FIELDS_AT_TRIAGE_ONLY', `the owner is ${owner}`);
+    if (present(req.classification) && req.classification.trim() !== classification) refuse('TRIAGE_FIELDS_AT_TRIAGE_ONLY', `the classification is ${classification}`);
+  }
+
+  if (to === 'CONTAINED' || to === 'CORRECTED' || to === 'CLOSED') {
+    if (owner === null || identity(actor) !== identity(owner)) refuse('OWNER_ADVANCES', `the owner is ${owner}, the actor is ${actor}`);
+  }
+  if (to === 'CONTAINED' || to === 'CORRECTED') {
+    if (!present(req.approver)) refuse('DUAL_CONTROL_NEEDS_APPROVER');
+    if (identity(req.approver!) === identity(actor)) refuse('DUAL_CONTROL_APPROVER_IS_ACTOR', `actor and approver are both ${actor}`);
+  }
+
+  const proof: Record<string, string> = {};
+  if (to === 'VERIFIED') {
+    const corrected = [...currentCycle(rec)].reverse().find((e) => e.to_state === 'CORRECTED')!;
+    if (identity(corrected.actor) === identity(actor)) refuse('VERIFIER_NOT_CORRECTOR', `${actor} made CORRECTED at version ${corrected.version}`);
+    if (!present(req.evidence_ref)) refuse('VERIFY_NEEDS_RUN');
+    if (!evidenceRun) refuse('VERIFY_RUN_UNKNOWN', `run ${req.evidence_ref!.trim()}`);
+    const run = evidenceRun!;
+    if (!(Date.parse(run.started_at) > Date.parse(corrected.at))) refuse('VERIFY_RUN_NOT_AFTER_CORRECTED', `run ${run.run_id} started ${run.started_at}, CORRECTED at ${corrected.at}`);
+    const w = breakWindow(rec);
+    if (!w || !covers(run.window, w)) refuse('VERIFY_RUN_WINDOW', `run window [${run.window.start}, ${run.window.end}), break window ${w ? `[${w.start}, ${w.end})` : 'unknown'}`);
+    if (run.control_status !== 'CLEAN' && run.control_status !== 'BREAKS') refuse('VERIFY_RUN_CONTROL', `${rec.control_id} ${run.control_status === null ? 'was not run' : `was ${run.control_status}`} in run ${run.run_id}`);
+    if (run.observes) refuse('VERIFY_RUN_STILL_OBSERVES', `run ${run.run_id} lists ${rec.kind} ${rec.key}`);
+    Object.assign(proof, { run_id: run.run_id, manifest_key: run.manifest_key, manifest_sha256: run.manifest_sha256 });
+  }
+  if (to === 'CLOSED') {
+    const missing = (['reason', 'root_cause', 'prevention'] as const).filter((f) => !present(req[f])).map((f) => `--${f.replace('_', '-')}`);
+    if (missing.length) refuse('CLOSE_NEEDS_REASON_ROOT_CAUSE_PREVENTION', `missing ${missing.join(', ')}`);
+  }
+
+  const evidence: Record<string, string> = {};
+  for (const f of ['owner', 'classification', 'approver', 'note', 'evidence_ref', 'reason', 'root_cause', 'prevention'] as const) {
+    if (present(req[f])) evidence[f] = req[f]!.trim();
+  }
+  Object.assign(evidence, proof);
+  return {
+    break_id: rec.break_id, version: rec.version + 1, expected_version: rec.version,
+    control_id: rec.control_id, kind: rec.kind, key: rec.key,
+    from_state: rec.state, to_state: to, actor, at: now.toISOString(), evidence,
+  };
+}
+
+/**
+ * Looks up the run named as VERIFIED evidence: its published manifest, and what it says about the
+ * break's control and difference. Returns null when the id is not a run id or the store holds no
+ * readable manifest of it.
+ */
+export async function findEvidenceRun(store: ObjectStore, runId: string, rec: Pick<BreakRecord, 'control_id' | 'kind' | 'key'>): Promise<EvidenceRun | null> {
+  const id = runId.trim();
+  if (!/^[a-z0-9_-]+$/.test(id)) return null;
+  let found;
+  try { found = await findManifest(store, id); } catch { return null; }
+  if (!found || found.manifest.run_id !== id) return null;
+  const m = found.manifest;
+  const result = m.results.find((r) => r.control_id === rec.control_id);
+  return {
+    run_id: id, manifest_key: found.key, manifest_sha256: found.sha256, started_at: m.started_at, window: m.window,
+    control_status: result?.status ?? null,
+    observes: result?.differences.some((d) => d.kind === rec.kind && d.key === rec.key) ?? false,
+  };
+}
