@@ -6,12 +6,16 @@
  * - `*_local` record times: a time in a DST gap is rejected; one in an overlap takes the earlier instant.
  * - statement cutoffs: a time in a gap moves forward to the first valid instant (the transition);
  *   one in an overlap takes the earlier instant.
- * Offsets come from luxon's IANAZone (backed by the ICU data in Node); all arithmetic is in
- * integer microseconds so `*_local` values keep their microseconds.
+ * Offsets come from luxon's IANAZone (backed by the ICU data in Node), turned into whole
+ * seconds; all arithmetic is in integer microseconds so `*_local` values keep their microseconds.
+ * A wall time is carried as microseconds since 1970-01-01T00:00 *local* (the wall reading taken
+ * as if it were UTC). Proven against an independent Intl oracle by test/local-time.property.test.ts;
+ * the rules and the manifest record are described in docs/local-time.md.
  */
 import { IANAZone } from 'luxon';
 
-const MICROS_PER_MINUTE = 60_000_000n;
+const MICROS_PER_SECOND = 1_000_000n;
+const MICROS_PER_DAY = 86_400n * MICROS_PER_SECOND;
 const zoneCache = new Map<string, IANAZone | null>();
 
 /** The zone, or null when the name is not a valid IANA zone. */
@@ -24,19 +28,66 @@ export function ianaZone(name: string): IANAZone | null {
   return z;
 }
 
-/** Offset of `zone` at UTC instant `utcMicros`, in microseconds. */
-function offsetAt(zone: IANAZone, utcMicros: bigint): bigint {
-  const ms = Number(utcMicros / 1000n);
-  return BigInt(zone.offset(ms)) * MICROS_PER_MINUTE;
+/** ⌊a / b⌋ for b > 0 (BigInt division truncates towards zero, which is wrong before 1970). */
+function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b;
+  return a % b !== 0n && a < 0n ? q - 1n : q;
 }
 
-/** Outcome of mapping one wall time: the valid instants (0, 1 or 2) in ascending order. */
+const MS_PER_HOUR = 3_600_000;
+const HOUR_CACHE_LIMIT = 1 << 16;
+/** Per zone: hour index (UTC) → the offset in minutes when it is the same all hour, else NaN. */
+const hourCache = new Map<string, Map<number, number>>();
+
+/**
+ * Offset of `zone` at UTC instant `utcMicros`, in microseconds. luxon answers in minutes, which
+ * are fractional for historic local mean time (New York before 1883 is −4:56:02); ICU offsets
+ * are whole seconds, so the minutes are turned back into exact seconds.
+ *
+ * A luxon lookup costs about 6 µs, and loading a venue or receipt file asks several per row, so
+ * offsets are cached per UTC hour: an hour whose first and last millisecond have the same offset
+ * is taken to have it throughout (no zone in the tz database changes offset twice within an
+ * hour); an hour with a transition in it is always looked up exactly.
+ */
+function offsetAt(zone: IANAZone, utcMicros: bigint): bigint {
+  const ms = Number(floorDiv(utcMicros, 1000n));
+  const hour = Math.floor(ms / MS_PER_HOUR);
+  let byHour = hourCache.get(zone.name);
+  if (!byHour || byHour.size > HOUR_CACHE_LIMIT) hourCache.set(zone.name, (byHour = new Map()));
+  let minutes = byHour.get(hour);
+  if (minutes === undefined) {
+    const first = zone.offset(hour * MS_PER_HOUR), last = zone.offset((hour + 1) * MS_PER_HOUR - 1);
+    minutes = first === last ? first : Number.NaN;
+    byHour.set(hour, minutes);
+  }
+  if (Number.isNaN(minutes)) minutes = zone.offset(ms);
+  if (!Number.isFinite(minutes)) throw new RangeError(`no UTC offset for ${zone.name} at ${utcMicros} µs`);
+  return BigInt(Math.round(minutes * 60)) * MICROS_PER_SECOND;
+}
+
+/** The wall clock of `zone` at UTC instant `utcMicros` (a wall time is µs since 1970-01-01T00:00 local). */
+function wallAt(zone: IANAZone, utcMicros: bigint): bigint {
+  return utcMicros + offsetAt(zone, utcMicros);
+}
+
+/**
+ * The offsets in force around a wall time: a day before and a day after it, read as UTC. Every
+ * instant that can show `wallMicros` lies within 14 h of it (offsets are within −12 h..+14 h),
+ * and no zone changes offset twice within two days, so these are all the offsets that matter
+ * (the same assumption as Temporal's GetNamedTimeZoneEpochNanoseconds).
+ */
+function nearbyOffsets(zone: IANAZone, wallMicros: bigint): bigint[] {
+  const before = offsetAt(zone, wallMicros - MICROS_PER_DAY), after = offsetAt(zone, wallMicros + MICROS_PER_DAY);
+  return before === after ? [before] : [before, after];
+}
+
+/**
+ * The UTC instants (0, 1 or 2, ascending, µs) at which `zone` shows the wall time `wallMicros`.
+ * 0 means the wall time falls in a gap (clocks jumped over it), 2 an overlap (clocks fell back).
+ */
 export function instantsFor(zone: IANAZone, wallMicros: bigint): bigint[] {
-  const day = 86_400_000_000n;
-  const offsets = new Set<bigint>();
-  for (const probe of [-day, -day / 2n, 0n, day / 2n, day]) offsets.add(offsetAt(zone, wallMicros + probe));
   const found = new Set<bigint>();
-  for (const off of offsets) {
+  for (const off of nearbyOffsets(zone, wallMicros)) {
     const t = wallMicros - off;
     if (offsetAt(zone, t) === off) found.add(t);
   }
@@ -46,7 +97,11 @@ export function instantsFor(zone: IANAZone, wallMicros: bigint): bigint[] {
 /** Result of a `*_local` mapping: the UTC instant, or `gap` when the local time does not exist. */
 export type LocalMapping = { readonly ok: true; readonly utcMicros: bigint; readonly ambiguous: boolean } | { readonly ok: false; readonly reason: 'gap' };
 
-/** Maps a record's local time (CONTRACT §1): gap → rejected; overlap → earlier instant. */
+/**
+ * Maps a record's local time (CONTRACT §1): gap → `{ ok: false, reason: 'gap' }` (the loader
+ * quarantines the record); overlap → the earlier instant, flagged `ambiguous`. Never throws for
+ * a zone from `ianaZone`.
+ */
 export function mapRecordLocalTime(zone: IANAZone, wallMicros: bigint): LocalMapping {
   const found = instantsFor(zone, wallMicros);
   if (found.length === 0) return { ok: false, reason: 'gap' };
@@ -58,26 +113,30 @@ export type CutoffRule = 'unique' | 'gap_moved_to_transition' | 'overlap_earlier
 
 /**
  * Maps a cutoff wall time (CONTRACT §2): unique → that instant; gap → the transition instant
- * (the first valid instant after the wall time); overlap → the earlier instant. Total: every
- * wall time in every zone gets exactly one instant.
+ * (the first instant whose wall clock is at or past the cutoff); overlap → the earlier instant.
+ * Equivalently: the earliest instant whose wall clock reads at or after the cutoff. Total and
+ * monotone: every wall time in every zone gets exactly one instant, and a later wall time never
+ * gets an earlier instant, so consecutive business days tile UTC. `rule` names the case for the
+ * manifest's `cutoff_mappings`.
  */
 export function mapCutoff(zone: IANAZone, wallMicros: bigint): { utcMicros: bigint; rule: CutoffRule } {
   const found = instantsFor(zone, wallMicros);
   if (found.length === 1) return { utcMicros: found[0], rule: 'unique' };
   if (found.length > 1) return { utcMicros: found[0], rule: 'overlap_earlier_instant' };
-  // In a gap: the offset before the transition is smaller than after it (clocks jump forward).
-  // wall − offset_after is before the transition and wall − offset_before after it; bisect the
-  // instant where the offset changes, to the microsecond.
-  const hour = 3_600_000_000n;
-  let lo = wallMicros - offsetAt(zone, wallMicros + 12n * hour) - 1n; // ≤ transition
-  let hi = wallMicros - offsetAt(zone, wallMicros - 12n * hour) + 1n; // > transition
-  if (lo > hi) [lo, hi] = [hi, lo];
-  const before = offsetAt(zone, lo);
-  while (hi - lo > 1n) {
-    const mid = (lo + hi) / 2n;
-    if (offsetAt(zone, mid) === before) lo = mid;
-    else hi = mid;
+  // In a gap: the transition is the first instant whose wall clock is at or past the wall time.
+  // Every instant before wall − max(offset) shows an earlier wall time and wall − min(offset)
+  // shows a later one; between them the wall clock jumps once, so bisecting on "shows ≥ wall"
+  // finds the transition to the microsecond.
+  const offsets = nearbyOffsets(zone, wallMicros);
+  let lo = wallMicros - offsets.reduce((a, b) => (a > b ? a : b)) - 1n;
+  let hi = wallMicros - offsets.reduce((a, b) => (a < b ? a : b));
+  if (!(wallAt(zone, lo) < wallMicros && wallAt(zone, hi) >= wallMicros)) {
+    throw new RangeError(`cannot bracket the transition after ${wallMicros} µs in ${zone.name}`);
   }
-  // Offsets change at whole milliseconds at least; hi is the first instant with the new offset.
+  while (hi - lo > 1n) {
+    const mid = lo + (hi - lo) / 2n;
+    if (wallAt(zone, mid) >= wallMicros) hi = mid;
+    else lo = mid;
+  }
   return { utcMicros: hi, rule: 'gap_moved_to_transition' };
 }
