@@ -1,16 +1,26 @@
 /**
- * Output tables as Parquet (CONTRACT §6): `runs`, `control_totals`, `differences`, `quarantine`,
- * under Hive-style partitions `outputs/<table>/window_date=YYYY-MM-DD/run=<run_id>/part-00000.parquet`
- * (partition values are `[a-z0-9_-]` and the date). Timestamps are millisecond timestamps with the
- * exact ISO text beside them; money and quantities are DECIMAL(38,18) or text, never a float or
- * HUGEINT. Files are written to the run's staging directory (a leading `_`, ignored by readers)
- * and published under their final keys only after the manifest.
+ * Output tables as Parquet (CONTRACT §6): `runs`, `control_totals`, `differences`, `quarantine`
+ * (and any further tables passed in, such as the break tables), under Hive-style partitions
+ * `outputs/<table>/window_date=YYYY-MM-DD/run=<run_id>/part-00000.parquet`, laid out so that
+ * Athena reads them correctly:
+ * - timestamps are TIMESTAMP_MS (Parquet INT64 TIMESTAMP_MILLIS, UTC wall time), with the exact
+ *   ISO text in a `*_text` column beside them where an input may be finer;
+ * - money and quantities are DECIMAL(p,s) with p ≤ 38, or BIGINT; never a float, never HUGEINT
+ *   (which DuckDB writes to Parquet as DOUBLE). Only the types of OUTPUT_TYPES can be declared;
+ * - partition values are lower-case `[a-z0-9_-]` (the run id) or a date (digits and dashes);
+ *   table and column names are `[a-z0-9_]`; file names never start with `_` or `.`.
+ * Rows are staged as text and typed on COPY with strict guards: an int, bool or date text that is
+ * not exactly of its form stops the run (DuckDB's casts would round `12.50` or accept `+1`). A
+ * decimal text that does not fit its DECIMAL(p,s) becomes NULL, and its exact text is in the
+ * table's text column. Files are written to the run's local staging directory; `runs` is returned
+ * last, so that it is promoted last and a `runs` row means every table of that run is in place.
  */
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { hashFile } from './sources/files.js';
 import { ident } from './load.js';
+import { InternalError } from './errors.js';
 
 /** One output object: table, final store key, local staged file, SHA-256, size and row count. */
 export interface OutputObject {
@@ -55,20 +65,62 @@ export const OUTPUT_TABLES: Readonly<Record<string, readonly OutputColumn[]>> = 
 /** Staged rows: every value as text (or null); typed when copied to Parquet. Timestamps as ISO text. */
 export type OutputRows = Readonly<Record<string, readonly (readonly (string | null)[])[]>>;
 
-function typedExpr(c: OutputColumn): string {
+/** The column types an output table may declare (DuckDB names); DECIMAL(p,s) needs 1 ≤ p ≤ 38, 0 ≤ s ≤ p. */
+export const OUTPUT_TYPES = ['VARCHAR', 'BOOLEAN', 'INTEGER', 'BIGINT', 'DATE', 'TIMESTAMP_MS', 'DECIMAL(p,s)'] as const;
+
+/** Parses `DECIMAL(p,s)`; undefined for any other type. */
+export function decimalType(t: string): { precision: number; scale: number } | undefined {
+  const m = /^DECIMAL\(([0-9]+),([0-9]+)\)$/.exec(t);
+  if (!m) return undefined;
+  return { precision: Number(m[1]), scale: Number(m[2]) };
+}
+
+/**
+ * Checks a table definition against OUTPUT_TYPES and the name rules; throws InternalError (a
+ * programming error, exit 70) naming the table and column.
+ */
+export function assertOutputTable(table: string, cols: readonly OutputColumn[]): void {
+  if (!/^[a-z][a-z0-9_]*$/.test(table)) throw new InternalError(`output table name '${table}' must be [a-z][a-z0-9_]* (Athena table names)`);
+  const seen = new Set<string>();
+  for (const c of cols) {
+    if (!/^[a-z][a-z0-9_]*$/.test(c.name) || c.name === 'window_date') throw new InternalError(`output column ${table}.${c.name} must be [a-z][a-z0-9_]* and not the partition column window_date`);
+    if (seen.has(c.name)) throw new InternalError(`output column ${table}.${c.name} is declared twice`);
+    seen.add(c.name);
+    const d = decimalType(c.parquet);
+    const ok = d ? d.precision >= 1 && d.precision <= 38 && d.scale <= d.precision : (OUTPUT_TYPES as readonly string[]).includes(c.parquet) && c.parquet !== 'DECIMAL(p,s)';
+    if (!ok) throw new InternalError(`output column ${table}.${c.name} has type ${c.parquet}; outputs allow ${OUTPUT_TYPES.join(', ')} (no float, no HUGEINT, no microsecond timestamps)`);
+  }
+}
+
+const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+function typedExpr(table: string, c: OutputColumn): string {
   const col = ident(c.name);
+  const bad = (form: string) => `error(${sqlText(`output ${table}.${c.name}: value is not ${form}: `)} || ${col})`;
+  const d = decimalType(c.parquet);
+  if (d) {
+    const intDigits = d.precision - d.scale;
+    const frac = d.scale > 0 ? `(\\.[0-9]{1,${d.scale}})?` : '';
+    const re = `-?0*[0-9]{1,${Math.max(intDigits, 1)}}${frac}`;
+    const guard = intDigits === 0 ? `regexp_full_match(${col}, '-?0?(\\.[0-9]{1,${d.scale}})?')` : `regexp_full_match(${col}, '${re}')`;
+    return `CAST(CASE WHEN ${guard} THEN ${col} END AS ${c.parquet}) AS ${col}`;
+  }
   switch (c.parquet) {
     case 'TIMESTAMP_MS': return `CAST(strptime(${col}, ['%Y-%m-%dT%H:%M:%S.%fZ', '%Y-%m-%dT%H:%M:%SZ']) AS TIMESTAMP_MS) AS ${col}`;
-    case 'DECIMAL(38,18)': return `TRY_CAST(CASE WHEN regexp_full_match(${col}, '-?[0-9]{1,20}(\\.[0-9]{1,18})?') THEN ${col} END AS DECIMAL(38,18)) AS ${col}`;
     case 'VARCHAR': return col;
-    default: return `CAST(${col} AS ${c.parquet}) AS ${col}`;
+    case 'INTEGER': case 'BIGINT': return `CASE WHEN ${col} IS NULL OR regexp_full_match(${col}, '-?[0-9]+') THEN CAST(${col} AS ${c.parquet}) ELSE ${bad('an integer')} END AS ${col}`;
+    case 'BOOLEAN': return `CASE WHEN ${col} IS NULL OR ${col} IN ('true', 'false') THEN ${col} = 'true' ELSE ${bad('true or false')} END AS ${col}`;
+    case 'DATE': return `CASE WHEN ${col} IS NULL OR regexp_full_match(${col}, '[0-9]{4}-[0-9]{2}-[0-9]{2}') THEN CAST(${col} AS DATE) ELSE ${bad('a date YYYY-MM-DD')} END AS ${col}`;
+    default: throw new InternalError(`output column ${table}.${c.name} has type ${c.parquet}`);
   }
 }
 
 /**
  * Writes each table's rows to one Parquet file in `stagingDir` and returns the objects with the
- * keys they will be published under. Tables with no rows are still written (zero-row files), so
- * every run has the same set of objects.
+ * keys they will be published under, `runs` last. Tables with no rows are still written (zero-row
+ * files), so every run has the same set of objects. Throws InternalError for a table definition
+ * outside OUTPUT_TYPES or a row of the wrong width, and DuckDB's error for a value that breaks its
+ * column's form.
  */
 export async function writeOutputs(
   conn: DuckDBConnection, stagingDir: string, windowDate: string, runId: string, rows: OutputRows,
@@ -76,12 +128,16 @@ export async function writeOutputs(
 ): Promise<OutputObject[]> {
   if (!/^[a-z0-9_-]+$/.test(runId) || !/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(windowDate)) throw new Error('unsafe partition value');
   const out: OutputObject[] = [];
-  for (const [table, cols] of Object.entries(tables)) {
+  // `runs` last: it is promoted last, so a `runs` row in Athena means the run's other tables are there.
+  const ordered = Object.entries(tables).sort(([a], [b]) => Number(a === 'runs') - Number(b === 'runs'));
+  for (const [table, cols] of ordered) {
+    assertOutputTable(table, cols);
     const staging = `out_${table}`;
     await conn.run(`CREATE OR REPLACE TEMP TABLE ${staging} (${cols.map((c) => `${ident(c.name)} VARCHAR`).join(', ')})`);
     const app = await conn.createAppender(staging);
     const data = rows[table] ?? [];
     for (const r of data) {
+      if (r.length !== cols.length) throw new InternalError(`output ${table}: a row has ${r.length} values for ${cols.length} columns`);
       for (const v of r) { if (v === null) app.appendNull(); else app.appendVarchar(v); }
       app.endRow();
     }
@@ -90,10 +146,9 @@ export async function writeOutputs(
     const localPath = join(stagingDir, 'outputs', ...rel.split('/'));
     await mkdir(join(localPath, '..'), { recursive: true });
     if (!/^[A-Za-z0-9_\-/.=]+$/.test(localPath)) throw new Error(`unsafe output path ${localPath}`);
-    await conn.run(`COPY (SELECT ${cols.map(typedExpr).join(', ')} FROM ${staging}) TO '${localPath}' (FORMAT parquet, COMPRESSION zstd)`);
+    await conn.run(`COPY (SELECT ${cols.map((c) => typedExpr(table, c)).join(', ')} FROM ${staging}) TO '${localPath}' (FORMAT parquet, COMPRESSION zstd)`);
     await conn.run(`DROP TABLE ${staging}`);
     const { sha256, size } = await hashFile(localPath);
-    void stat;
     out.push({ table, key: `outputs/${rel}`, localPath, sha256, size, rows: data.length });
   }
   return out;

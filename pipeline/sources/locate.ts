@@ -37,14 +37,3 @@ export async function locateSources(location: string, scratch: string): Promise<
   }
   return { root: location, location };
 }
-
-/**
- * The manifest fields a remote object adds to its entry in `sources.datasets.*.objects`
- * (CONTRACT §6): `s3_key` and `etag`. Empty for local sources and for paths that were not
- * staged from S3. Never throws.
- */
-export function remoteObjectFields(remote: RemoteObjectInfo | undefined, relPath: string): { s3_key?: string; etag?: string } {
-  const o = remote?.get(relPath);
-  if (!o) return {};
-  return { s3_key: o.key, ...(o.etag ? { etag: o.etag } : {}) };
-}
