@@ -1,7 +1,76 @@
-/** `reckon evidence`: not built yet (see the issue that introduces it). */
+/**
+ * `reckon evidence pack|verify` (CONTRACT §7): compliance evidence packages as BagIt bags.
+ *
+ *   reckon evidence pack (--run RUN_ID | --break BREAK_ID | --window S/E [--control C])
+ *                        --store S --out FILE.zip|DIR [--include-inputs] [--organization ORG] [--json]
+ *   reckon evidence verify FILE|DIR [--json]
+ *
+ * Exit codes: pack 0 written; 1 the store does not match its own records (nothing written);
+ * 2 usage, unknown run/break, empty window or an existing --out. verify 0 valid; 1 a problem,
+ * the first one named on stdout; 2 usage or a path that does not exist.
+ */
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { packEvidence, type EvidenceScope } from '../evidence/pack.js';
+import { verifyEvidence } from '../evidence/verify.js';
+import { openStore } from '../store/object-store.js';
+import { windowForRange } from '../window.js';
+import { parse, printJson } from './args.js';
 
+const USAGE = `usage: reckon evidence pack (--run RUN_ID | --break BREAK_ID | --window START/END [--control RC01])
+                            --store DIR --out FILE.zip|DIR [--include-inputs] [--organization ORG] [--json]
+       reckon evidence verify FILE.zip|DIR [--json]`;
+
+/** Runs `reckon evidence` with `argv` (after the subcommand); returns the exit code. */
 export async function command(argv: string[]): Promise<number> {
-  void argv;
-  throw new ConfigError('reckon evidence is not available in this build');
+  const [sub, ...rest] = argv;
+  if (sub === 'pack') return pack(rest);
+  if (sub === 'verify') return verify(rest);
+  if (sub === '--help' || sub === '-h' || sub === 'help') { process.stdout.write(`${USAGE}\n`); return 0; }
+  throw new ConfigError(USAGE);
+}
+
+async function pack(argv: string[]): Promise<number> {
+  const { values } = parse(argv, {
+    run: { type: 'string' }, break: { type: 'string' }, window: { type: 'string' }, control: { type: 'string' },
+    store: { type: 'string' }, out: { type: 'string' }, 'include-inputs': { type: 'boolean' }, organization: { type: 'string' }, json: { type: 'boolean' },
+  });
+  const given = [values.run, values.break, values.window].filter((v) => v !== undefined).length;
+  if (given !== 1) throw new ConfigError(`exactly one of --run, --break or --window is required\n${USAGE}`);
+  if (values.control !== undefined && values.window === undefined) throw new ConfigError('--control narrows --window only');
+  if (!values.store || !values.out) throw new ConfigError(`--store and --out are required\n${USAGE}`);
+  const control = values.control?.trim().toUpperCase() ?? null;
+  if (control !== null && !/^RC[0-9]{2}$/.test(control)) throw new ConfigError(`--control '${values.control}' is not a control id (RC01…)`);
+  const scope: EvidenceScope = values.run !== undefined ? { kind: 'run', runId: values.run }
+    : values.break !== undefined ? { kind: 'break', breakId: values.break }
+      : { kind: 'window', window: windowForRange(values.window!), control };
+  const location = values.store.startsWith('s3://') ? values.store : resolve(values.store);
+  if (!location.startsWith('s3://')) {
+    const isDir = await stat(location).then((s) => s.isDirectory(), () => false);
+    if (!isDir) throw new ConfigError(`--store ${location} is not a folder`);
+  }
+  const organization = values.organization ?? 'reckon';
+  if (/[\r\n]/.test(organization) || organization.trim() === '') throw new ConfigError('--organization must be one non-empty line');
+  const out = resolve(values.out);
+  const r = await packEvidence({ scope, store: await openStore(location), out, includeInputs: Boolean(values['include-inputs']), organization });
+  if (values.json) printJson({ ok: true, out, kind: r.target.kind, external_identifier: r.externalIdentifier, payload_oxum: r.oxum, payload_files: r.payloadFiles, runs: r.runs, breaks: r.breaks });
+  else process.stdout.write(`evidence ${r.externalIdentifier} written to ${out} (${r.target.kind}): ${r.runs.length} run(s), ${r.breaks.length} break(s), Payload-Oxum ${r.oxum}\n`);
+  return 0;
+}
+
+async function verify(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' } }, true);
+  if (positionals.length !== 1) throw new ConfigError(`verify takes one bag (a folder or a .zip)\n${USAGE}`);
+  const path = resolve(positionals[0]);
+  if (!(await stat(path).then(() => true, () => false))) throw new ConfigError(`${path} does not exist`);
+  const r = await verifyEvidence(path);
+  if (values.json) printJson({ ok: r.ok, bag: path, problems: r.problems, payload_files: r.payloadFiles, payload_bytes: r.payloadBytes, manifests: r.manifests, breaks: r.breaks });
+  else if (r.ok) process.stdout.write(`ok: ${path} is a valid bag: ${r.payloadFiles} payload file(s), ${r.payloadBytes} bytes, ${r.manifests} manifest(s) linked into the chain, ${r.breaks} break log(s) consistent\n`);
+  else {
+    process.stdout.write(`FAILED: ${r.problems[0]}\n`);
+    for (const p of r.problems.slice(1, 20)) process.stdout.write(`  also: ${p}\n`);
+    if (r.problems.length > 20) process.stdout.write(`  … and ${r.problems.length - 20} more\n`);
+  }
+  return r.ok ? 0 : 1;
 }

@@ -1,0 +1,243 @@
+/**
+ * `reckon evidence pack`: assembles the evidence of a run, a break or a window into a BagIt bag
+ * (see `layout.ts` for the payload and `bagit.ts` for the bag). Everything is copied byte for byte
+ * from the store (manifests, sidecars, break events, observations, outputs) and checked against
+ * the digests recorded for it before it is packed: a store whose chain, sidecars or outputs no
+ * longer match is refused (EvidenceIntegrityError, exit 1) rather than packed into a bag that would
+ * not verify. Scope:
+ *   --run R            that run's manifest, its outputs and inputs list, and every break it
+ *                      opened, observed, reopened or verified;
+ *   --break B          that break's log and observations, and every run that observed or verified it;
+ *   --window S/E [-c]  every run whose window overlaps [S, E) (and ran control C), with their breaks
+ *                      (of control C only, with --control).
+ */
+import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { canonicalJson } from '../canonical.js';
+import { ConfigError, ReckonError, type ExitCode } from '../errors.js';
+import type { BreakRecord } from '../breaks/break-store.js';
+import { BreakStore } from '../breaks/break-store.js';
+import { LocalObjectStore, type ObjectStore } from '../store/object-store.js';
+import type { Window } from '../window.js';
+import { reportHtml, reckonVersion } from '../report/report.js';
+import { loadBreakIndex, loadRunBreaks, manifestKeys, readStoredManifest, slaLookup, type BreakView, type RunView, type StoredManifest } from '../report/run-view.js';
+import { assertSafeRelativePath, bagTarget, digests, writeBag, type BagInfo, type PayloadEntry, type WrittenBag } from './bagit.js';
+import { LAYOUT, README, safeBagPath, sha256sumLine } from './layout.js';
+import { runEvent } from './openlineage.js';
+
+/** What to pack. */
+export type EvidenceScope =
+  | { readonly kind: 'run'; readonly runId: string }
+  | { readonly kind: 'break'; readonly breakId: string }
+  | { readonly kind: 'window'; readonly window: Window; readonly control: string | null };
+
+/** Options of `packEvidence`. */
+export interface PackOptions {
+  readonly scope: EvidenceScope;
+  readonly store: ObjectStore;
+  /** `FILE.zip` or a folder path that must not exist yet. */
+  readonly out: string;
+  readonly includeInputs: boolean;
+  /** bag-info Source-Organization. */
+  readonly organization: string;
+  /** Packing time (Bagging-Date and the report's generation time). */
+  readonly now?: Date;
+}
+
+/** The store no longer matches what it recorded, so no verifiable bag can be made (exit 1). */
+export class EvidenceIntegrityError extends ReckonError {
+  readonly exitCode: ExitCode = 1;
+  constructor(message: string) {
+    super(message);
+    this.name = 'EvidenceIntegrityError';
+  }
+}
+
+/** One link of the manifest chain as recorded in `chain.json`. */
+export interface ChainLink {
+  readonly sequence: number;
+  readonly run_id: string;
+  readonly key: string;
+  readonly sha256: string;
+  readonly previous_manifest_sha256: string | null;
+}
+
+/** What was packed. */
+export interface PackResult extends WrittenBag {
+  readonly runs: readonly string[];
+  readonly breaks: readonly string[];
+  readonly externalIdentifier: string;
+}
+
+/** Describes a scope as the bag's External-Identifier. */
+export function externalIdentifier(scope: EvidenceScope): string {
+  if (scope.kind === 'run') return `reckon:run:${scope.runId}`;
+  if (scope.kind === 'break') return `reckon:break:${scope.breakId}`;
+  return `reckon:window:${scope.window.start}/${scope.window.end}${scope.control ? `:control:${scope.control}` : ''}`;
+}
+
+function integrity(message: string): never {
+  throw new EvidenceIntegrityError(`${message}; run 'reckon manifest verify' on the store. No bag was written.`);
+}
+
+/** Reads every manifest and checks the chain and sidecars, returning all manifests and the chain links. */
+async function readChain(store: ObjectStore): Promise<{ manifests: StoredManifest[]; links: ChainLink[] }> {
+  const manifests: StoredManifest[] = [];
+  const links: ChainLink[] = [];
+  let previous: string | null = null;
+  for (const key of await manifestKeys(store)) {
+    const m = await readStoredManifest(store, key);
+    if (m.sequence !== links.length + 1) integrity(`manifest ${key} has sequence ${m.sequence} where ${links.length + 1} was expected`);
+    if (m.manifest.run_id !== m.run_id) integrity(`manifest ${key} records run ${m.manifest.run_id}`);
+    if (m.manifest.chain.previous_manifest_sha256 !== previous) integrity(`manifest ${key} links to ${m.manifest.chain.previous_manifest_sha256}, not to the preceding manifest ${previous}`);
+    if (!m.sidecar) integrity(`manifest ${key} has no .sha256 beside it`);
+    if (m.sidecar.toString('utf8').split(/\s+/)[0] !== m.sha256) integrity(`manifest ${key} has SHA-256 ${m.sha256}, its .sha256 says ${m.sidecar.toString('utf8').split(/\s+/)[0]}`);
+    if (canonicalJson(JSON.parse(m.bytes.toString('utf8'))) !== m.bytes.toString('utf8')) integrity(`manifest ${key} is not canonical JSON`);
+    manifests.push(m);
+    links.push({ sequence: m.sequence, run_id: m.run_id, key, sha256: m.sha256, previous_manifest_sha256: m.manifest.chain.previous_manifest_sha256 });
+    previous = m.sha256;
+  }
+  return { manifests, links };
+}
+
+/** ISO-8601 UTC texts compared as instants (fractions normalised to six digits). */
+function isoKey(s: string): string {
+  const m = /^(.{19})(?:\.([0-9]{1,6}))?Z$/.exec(s);
+  return m ? `${m[1]}.${(m[2] ?? '').padEnd(6, '0')}` : s;
+}
+
+/** The runs and breaks in scope. Throws ConfigError when the scope names nothing in the store. */
+async function resolveScope(
+  scope: EvidenceScope, all: readonly StoredManifest[], index: ReadonlyMap<string, BreakRecord>, store: ObjectStore,
+): Promise<{ runs: StoredManifest[]; breakFilter: (b: BreakView) => boolean; extraBreak?: string }> {
+  if (scope.kind === 'run') {
+    const m = all.find((x) => x.run_id === scope.runId);
+    if (!m) throw new ConfigError(`the store ${store.location} has no published manifest for run ${scope.runId}`);
+    return { runs: [m], breakFilter: () => true };
+  }
+  if (scope.kind === 'break') {
+    if (!/^brk-[0-9a-f]{24}$/.test(scope.breakId)) throw new ConfigError(`'${scope.breakId}' is not a break id (brk-<24 hex digits>)`);
+    const rec = index.get(scope.breakId);
+    const observations = rec?.observations ?? (await new BreakStore(store).observations(scope.breakId));
+    if (!rec && observations.length === 0) throw new ConfigError(`the store ${store.location} has no break ${scope.breakId}`);
+    const runIds = new Set<string>(observations.map((o) => o.run_id));
+    for (const e of rec?.events ?? []) if (typeof e.evidence?.run_id === 'string') runIds.add(e.evidence.run_id);
+    const runs = all.filter((m) => runIds.has(m.run_id));
+    return { runs, breakFilter: (b: BreakView) => b.break_id === scope.breakId, extraBreak: scope.breakId };
+  }
+  const s = isoKey(scope.window.start), e = isoKey(scope.window.end);
+  const control = scope.control;
+  const runs = all.filter((m) => isoKey(m.manifest.window.start) < e && isoKey(m.manifest.window.end) > s && (control === null || m.manifest.controls.includes(control)));
+  if (runs.length === 0) throw new ConfigError(`no published run in ${store.location} overlaps [${scope.window.start}, ${scope.window.end})${control ? ` and ran ${control}` : ''}`);
+  return { runs, breakFilter: (b: BreakView) => control === null || b.control_id === control };
+}
+
+/** Where an object's bytes come from: the file itself for a local store (streamed), else its bytes. */
+async function objectSource(store: ObjectStore, key: string): Promise<PayloadEntry['source'] | undefined> {
+  if (store instanceof LocalObjectStore) {
+    const path = join(store.root, ...key.split('/'));
+    const isFile = await stat(path).then((s) => s.isFile(), () => false);
+    return isFile ? { kind: 'file', path } : undefined;
+  }
+  const b = await store.get(key);
+  return b ? { kind: 'bytes', bytes: b } : undefined;
+}
+
+/**
+ * Packs the evidence of a scope into a bag at `out`. Throws ConfigError (exit 2) for an unknown
+ * run, break or empty window, or an existing `out`; EvidenceIntegrityError (exit 1) when the store
+ * does not match its own records or an input changed since its run.
+ */
+export async function packEvidence(opts: PackOptions): Promise<PackResult> {
+  const { store, scope } = opts;
+  const now = opts.now ?? new Date();
+  const { manifests: all, links } = await readChain(store);
+  const index = await loadBreakIndex(store);
+  const { runs, breakFilter, extraBreak } = await resolveScope(scope, all, index, store);
+
+  const payload: PayloadEntry[] = [];
+  const add = (path: string, source: PayloadEntry['source']) => { assertSafeRelativePath(path); payload.push({ path, source }); };
+  const text = (path: string, s: string) => add(path, { kind: 'bytes', bytes: Buffer.from(s, 'utf8') });
+
+  const views: RunView[] = [];
+  const breakIds = new Set<string>();
+  if (extraBreak) breakIds.add(extraBreak);
+  for (const m of runs) {
+    const breaks = (await loadRunBreaks(store, m.manifest, { index, sla: await slaLookup(m.manifest) })).filter(breakFilter);
+    for (const b of breaks) breakIds.add(b.break_id);
+    views.push({ stored: m, breaks });
+
+    add(LAYOUT.manifest(m.key), { kind: 'bytes', bytes: m.bytes });
+    add(LAYOUT.manifest(m.key.replace(/\.json$/, '.sha256')), { kind: 'bytes', bytes: m.sidecar! });
+    for (const o of m.manifest.outputs) {
+      const src = await objectSource(store, o.key);
+      if (!src) integrity(`output ${o.key} of run ${m.run_id} is missing from the store`);
+      const got = (await digests(src, ['sha256'])).hex.sha256;
+      if (got !== o.sha256) integrity(`output ${o.key} of run ${m.run_id} has SHA-256 ${got}, its manifest recorded ${o.sha256}`);
+      add(o.key, src);
+    }
+    await addInputs(m, opts.includeInputs, add, text);
+    text(LAYOUT.lineage(m.run_id), `${JSON.stringify(runEvent(m.manifest, m.sha256, store.location), null, 2)}\n`);
+  }
+
+  const bs = new BreakStore(store);
+  for (const id of [...breakIds].sort()) {
+    const keys = await store.list(`breaks/${id}`);
+    const rec = index.get(id);
+    for (const k of keys.sort()) {
+      const rel = k.slice(`breaks/${id}/`.length);
+      if (!/^(events\/[0-9]{6}\.json|observations\/[a-z0-9_-]+\.json)$/.test(rel)) continue;
+      add(k, { kind: 'bytes', bytes: (await store.get(k))! });
+    }
+    const observations = rec?.observations ?? (await bs.observations(id));
+    const first = rec?.events[0];
+    text(LAYOUT.breakSummary(id), `${canonicalJson({
+      break_id: id,
+      control_id: first?.control_id ?? null, kind: first?.kind ?? null, key: first?.key ?? null,
+      state: rec?.state ?? null, version: rec?.version ?? 0, events: rec?.events.length ?? 0, observations: observations.length,
+      replayed_at: now.toISOString(),
+    })}\n`);
+  }
+
+  text(LAYOUT.chain, `${JSON.stringify({ store: store.location, head_sequence: links.length, links }, null, 2)}\n`);
+  text(LAYOUT.readme, README);
+  const title = scope.kind === 'run' ? undefined : `reckon evidence ${externalIdentifier(scope)}`;
+  text(LAYOUT.report, reportHtml(views, store, now, title));
+
+  const info: BagInfo = [
+    ['Source-Organization', opts.organization],
+    ['External-Identifier', externalIdentifier(scope)],
+    ['External-Description', `reckon evidence: ${runs.length} run(s), ${breakIds.size} break(s), manifests ${runs.map((r) => r.sequence).join(',') || 'none'} of a chain of ${links.length}`],
+    ['Bagging-Date', now.toISOString().slice(0, 10)],
+    ['Bag-Group-Identifier', links.length ? `reckon-chain:${links[0].sha256}` : 'reckon-chain:empty'],
+    ['Bag-Software-Agent', `reckon ${reckonVersion()}`],
+  ];
+  try {
+    const written = await writeBag(bagTarget(opts.out), payload, info);
+    return { ...written, runs: runs.map((r) => r.run_id), breaks: [...breakIds].sort(), externalIdentifier: externalIdentifier(scope) };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ConfigError((e as Error).message);
+    throw e;
+  }
+}
+
+/** The input checksum list of a run and, when asked, the inputs themselves (local sources only). */
+async function addInputs(m: StoredManifest, include: boolean, add: (p: string, s: PayloadEntry['source']) => void, text: (p: string, s: string) => void): Promise<void> {
+  const location = m.manifest.sources.location;
+  const objects = Object.entries(m.manifest.sources.datasets).sort(([a], [b]) => (a < b ? -1 : 1)).flatMap(([dataset, d]) =>
+    d.objects.map((o) => ({ dataset, path: o.path, bag_path: safeBagPath(o.path), format: o.format, size: o.size, sha256: o.sha256, rows: o.rows, quarantined: o.quarantined })));
+  text(LAYOUT.inputObjects(m.run_id), `${JSON.stringify({ run_id: m.run_id, location, included: include, objects }, null, 2)}\n`);
+  text(LAYOUT.inputChecksums(m.run_id), objects.map((o) => sha256sumLine(o.sha256, o.path)).join(''));
+  if (!include) return;
+  if (location.startsWith('s3://')) throw new ConfigError(`--include-inputs needs a local source folder; run ${m.run_id} read ${location}`);
+  for (const o of objects) {
+    if (o.path.split('/').some((s) => s === '..' || s === '') || o.path.startsWith('/')) integrity(`run ${m.run_id} lists an input path ${JSON.stringify(o.path)} outside its source folder`);
+    const src = { kind: 'file' as const, path: join(location, ...o.path.split('/')) };
+    let got: string;
+    try { got = (await digests(src, ['sha256'])).hex.sha256; } catch (e) {
+      integrity(`input ${o.path} of run ${m.run_id} cannot be read from ${location}: ${(e as Error).message}`);
+    }
+    if (got !== o.sha256) integrity(`input ${o.path} of run ${m.run_id} changed since the run: SHA-256 ${got}, recorded ${o.sha256}`);
+    add(LAYOUT.inputFile(m.run_id, o.bag_path), src);
+  }
+}

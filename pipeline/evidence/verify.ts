@@ -1,0 +1,216 @@
+/**
+ * `reckon evidence verify`: checks an evidence bag (folder or ZIP) in two layers.
+ *
+ * 1. BagIt (RFC 8493): structure, every payload and tag checksum, completeness, Payload-Oxum
+ *    (`bagit.ts`). A payload file changed, removed or added is named here.
+ * 2. reckon's own records, which hold even against someone who rewrote the bag's manifests: every
+ *    payload file belongs to the layout; each manifest matches its `.sha256`, is canonical,
+ *    version 1, and links into `chain.json` (its `previous_manifest_sha256` is the SHA-256 of the
+ *    preceding manifest in the bag where that one is present, and of the chain's link otherwise);
+ *    outputs and inputs match the digests their manifest recorded; each break's event log is
+ *    contiguous (versions 1..n, each `from_state` the previous `to_state`, one identity that hashes
+ *    to the break id) and replays to the state `break.json` records; observations and lineage
+ *    events agree with their runs.
+ *
+ * Problems are returned in the order found; the command prints the first and exits 1.
+ */
+import { canonicalJson, sha256Hex } from '../canonical.js';
+import { breakId as computeBreakId } from '../breaks/break-id.js';
+import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
+import { openBag, verifyStructure, type BagReader } from './bagit.js';
+import { LAYOUT, safeBagPath } from './layout.js';
+import { uuidV5 } from './openlineage.js';
+import type { ChainLink } from './pack.js';
+
+/** Outcome of verifying a bag. */
+export interface EvidenceVerification {
+  readonly ok: boolean;
+  readonly problems: readonly string[];
+  readonly payloadFiles: number;
+  readonly payloadBytes: number;
+  readonly manifests: number;
+  readonly breaks: number;
+}
+
+const D = 'data/';
+const PAYLOAD_LAYOUT: readonly RegExp[] = [
+  /^report\.html$/, /^README\.txt$/, /^chain\.json$/,
+  /^manifests\/[0-9]{8}-[a-z0-9_-]+\.(json|sha256)$/,
+  /^outputs\/[a-z0-9_]+\/window_date=[0-9]{4}-[0-9]{2}-[0-9]{2}\/run=[a-z0-9_-]+\/[A-Za-z0-9_.-]+$/,
+  /^breaks\/brk-[0-9a-f]{24}\/(events\/[0-9]{6}\.json|observations\/[a-z0-9_-]+\.json|break\.json)$/,
+  /^inputs\/[a-z0-9_-]+\/(objects\.json|checksums\.sha256|files\/[A-Za-z0-9._%/-]+)$/,
+  /^lineage\/[a-z0-9_-]+\.openlineage\.json$/,
+];
+
+/** Verifies the bag at `location` (a folder or a `.zip`). Never throws for a bad bag: problems are returned. */
+export async function verifyEvidence(location: string): Promise<EvidenceVerification> {
+  let bag: BagReader;
+  try {
+    bag = await openBag(location);
+  } catch (e) {
+    return { ok: false, problems: [`${location} cannot be read as a bag: ${(e as Error).message}`], payloadFiles: 0, payloadBytes: 0, manifests: 0, breaks: 0 };
+  }
+  try {
+    const s = await verifyStructure(bag);
+    const counts = { payloadFiles: s.payloadFiles, payloadBytes: s.payloadBytes };
+    if (s.problems.length) return { ok: false, problems: s.problems, ...counts, manifests: 0, breaks: 0 };
+    const c = await verifyContent(bag);
+    return { ok: c.problems.length === 0, problems: c.problems, ...counts, manifests: c.manifests, breaks: c.breaks };
+  } finally {
+    await bag.close();
+  }
+}
+
+async function readJson(bag: BagReader, path: string, problems: string[]): Promise<unknown> {
+  try {
+    return JSON.parse((await bag.read(path)).toString('utf8'));
+  } catch (e) {
+    problems.push(`${path} is not readable JSON: ${(e as Error).message}`);
+    return undefined;
+  }
+}
+
+/** The reckon-level checks of a bag whose BagIt layer is already valid. */
+async function verifyContent(bag: BagReader): Promise<{ problems: string[]; manifests: number; breaks: number }> {
+  const problems: string[] = [];
+  const payload = [...bag.files.keys()].filter((p) => p.startsWith(D)).map((p) => p.slice(D.length)).sort();
+  for (const p of payload) if (!PAYLOAD_LAYOUT.some((re) => re.test(p))) problems.push(`${D}${p} is not part of a reckon evidence package`);
+  if (!bag.files.has(D + LAYOUT.report)) problems.push(`${D}${LAYOUT.report} is missing`);
+
+  // The chain links recorded at packing time.
+  let links: ChainLink[] = [];
+  if (!bag.files.has(D + LAYOUT.chain)) problems.push(`${D}${LAYOUT.chain} is missing: the manifests cannot be linked to their chain`);
+  else {
+    const doc = (await readJson(bag, D + LAYOUT.chain, problems)) as { links?: ChainLink[] } | undefined;
+    links = Array.isArray(doc?.links) ? doc!.links : [];
+    if (doc && !Array.isArray(doc.links)) problems.push(`${D}${LAYOUT.chain} has no links list`);
+    links.forEach((l, i) => {
+      if (l.sequence !== i + 1) problems.push(`${D}${LAYOUT.chain}: link ${i + 1} records sequence ${l.sequence}`);
+      const prev = i === 0 ? null : links[i - 1].sha256;
+      if (l.previous_manifest_sha256 !== prev) problems.push(`${D}${LAYOUT.chain}: link ${i + 1} (${l.run_id}) points to ${l.previous_manifest_sha256}, the preceding link is ${prev}: the chain is broken`);
+    });
+  }
+
+  // Manifests.
+  const manifestFiles = payload.filter((p) => /^manifests\/[0-9]{8}-[a-z0-9_-]+\.json$/.test(p));
+  const bySeq = new Map<number, { path: string; sha256: string }>();
+  const docs = new Map<string, ManifestV1>();
+  for (const p of manifestFiles) {
+    const bytes = await bag.read(D + p);
+    bySeq.set(Number(p.slice(10, 18)), { path: D + p, sha256: sha256Hex(bytes) });
+  }
+  for (const p of manifestFiles) {
+    const path = D + p;
+    const [, seqText, runId] = /^manifests\/([0-9]{8})-([a-z0-9_-]+)\.json$/.exec(p)!;
+    const seq = Number(seqText);
+    const bytes = await bag.read(path);
+    const sha = sha256Hex(bytes);
+    const sidecarPath = path.replace(/\.json$/, '.sha256');
+    if (!bag.files.has(sidecarPath)) problems.push(`${sidecarPath} is missing`);
+    else if ((await bag.read(sidecarPath)).toString('utf8').split(/\s+/)[0] !== sha) problems.push(`${path}: SHA-256 ${sha} differs from ${sidecarPath}: the manifest was edited`);
+    let doc: ManifestV1 | undefined;
+    try {
+      const parsed = JSON.parse(bytes.toString('utf8'));
+      if (canonicalJson(parsed) !== bytes.toString('utf8')) problems.push(`${path} is not canonical JSON (RFC 8785)`);
+      doc = parseManifest(parsed);
+    } catch (e) {
+      problems.push(`${path} is not a readable version-1 manifest: ${(e as Error).message.split('\n')[0]}`);
+    }
+    if (!doc) continue;
+    docs.set(runId, doc);
+    if (doc.run_id !== runId) problems.push(`${path} records run ${doc.run_id}, its name says ${runId}`);
+    if (doc.chain.sequence !== seq) problems.push(`${path} records sequence ${doc.chain.sequence}, its name says ${seq}`);
+    const link = links[seq - 1];
+    if (!link) problems.push(`${path}: sequence ${seq} is beyond the ${links.length} link(s) of ${D}${LAYOUT.chain}`);
+    else if (link.sha256 !== sha) problems.push(`${path}: SHA-256 ${sha} is not link ${seq} of the chain (${link.sha256})`);
+    const preceding = bySeq.get(seq - 1);
+    const expectedPrev = seq === 1 ? null : preceding ? preceding.sha256 : links[seq - 2]?.sha256 ?? null;
+    if (doc.chain.previous_manifest_sha256 !== expectedPrev) {
+      problems.push(`${path}: previous_manifest_sha256 ${doc.chain.previous_manifest_sha256} ≠ ${expectedPrev}, the SHA-256 of ${preceding ? preceding.path : `chain link ${seq - 1}`}: the chain is broken`);
+    }
+    for (const o of doc.outputs) {
+      const op = D + o.key;
+      if (!bag.files.has(op)) problems.push(`${op}, an output of run ${runId}, is missing`);
+      else if ((await bag.digest(op, ['sha256'])).sha256 !== o.sha256) problems.push(`${op} does not have the SHA-256 ${o.sha256} that run ${runId} recorded`);
+    }
+    await checkInputs(bag, runId, doc, problems);
+    await checkLineage(bag, runId, doc, sha, problems);
+  }
+
+  // Breaks.
+  const breakIds = [...new Set(payload.filter((p) => p.startsWith('breaks/')).map((p) => p.split('/')[1]))].sort();
+  for (const id of breakIds) await checkBreak(bag, id, payload, docs, problems);
+  return { problems, manifests: manifestFiles.length, breaks: breakIds.length };
+}
+
+async function checkInputs(bag: BagReader, runId: string, doc: ManifestV1, problems: string[]): Promise<void> {
+  const path = D + LAYOUT.inputObjects(runId);
+  if (!bag.files.has(path)) { problems.push(`${path}, the input checksum list of run ${runId}, is missing`); return; }
+  const list = (await readJson(bag, path, problems)) as { objects?: { path: string; bag_path: string; sha256: string; size: number }[] } | undefined;
+  if (!list) return;
+  const recorded = Object.values(doc.sources.datasets).flatMap((d) => d.objects.map((o) => `${o.path}\u0000${o.sha256}\u0000${o.size}`)).sort();
+  const listed = (list.objects ?? []).map((o) => `${o.path}\u0000${o.sha256}\u0000${o.size}`).sort();
+  if (canonicalJson(recorded) !== canonicalJson(listed)) problems.push(`${path} does not list exactly the input objects run ${runId} recorded`);
+  const byBagPath = new Map((list.objects ?? []).map((o) => [o.bag_path, o]));
+  const prefix = `${D}inputs/${runId}/files/`;
+  for (const f of [...bag.files.keys()].filter((p) => p.startsWith(prefix)).sort()) {
+    const o = byBagPath.get(f.slice(prefix.length));
+    if (!o || safeBagPath(o.path) !== o.bag_path) { problems.push(`${f} is not an input of run ${runId}`); continue; }
+    if ((await bag.digest(f, ['sha256'])).sha256 !== o.sha256) problems.push(`${f} does not have the SHA-256 ${o.sha256} that run ${runId} recorded for ${o.path}`);
+  }
+}
+
+async function checkLineage(bag: BagReader, runId: string, doc: ManifestV1, sha: string, problems: string[]): Promise<void> {
+  const path = D + LAYOUT.lineage(runId);
+  if (!bag.files.has(path)) { problems.push(`${path}, the OpenLineage event of run ${runId}, is missing`); return; }
+  const ev = (await readJson(bag, path, problems)) as { run?: { runId?: string; facets?: Record<string, any> } } | undefined;
+  if (!ev) return;
+  const f = ev.run?.facets ?? {};
+  if (ev.run?.runId !== uuidV5(runId)) problems.push(`${path}: runId ${ev.run?.runId} is not the UUID of run ${runId}`);
+  if (f.nominalTime?.nominalStartTime !== doc.window.start || f.nominalTime?.nominalEndTime !== doc.window.end) problems.push(`${path}: nominalTime does not match the run's window [${doc.window.start}, ${doc.window.end})`);
+  if (doc.parent_run_id === null ? f.parent !== undefined : f.parent?.run?.runId !== uuidV5(doc.parent_run_id)) problems.push(`${path}: the parent facet does not match the run's parent_run_id ${doc.parent_run_id}`);
+  if (f.reckon_run?.manifest_sha256 !== sha) problems.push(`${path}: reckon_run.manifest_sha256 is not the SHA-256 of the run's manifest`);
+}
+
+async function checkBreak(bag: BagReader, id: string, payload: readonly string[], docs: ReadonlyMap<string, ManifestV1>, problems: string[]): Promise<void> {
+  const base = `breaks/${id}/`;
+  const eventFiles = payload.filter((p) => p.startsWith(`${base}events/`)).sort();
+  const events: Record<string, any>[] = [];
+  for (const p of eventFiles) {
+    const e = (await readJson(bag, D + p, problems)) as Record<string, any> | undefined;
+    if (!e) return;
+    events.push(e);
+  }
+  let prevState: string | null = null;
+  let identity: string | undefined;
+  for (const [i, e] of events.entries()) {
+    const file = D + eventFiles[i];
+    const v = i + 1;
+    if (file !== D + LAYOUT.breakEvent(id, v)) { problems.push(`break ${id}: ${file} where version ${v} was expected: its versions are not contiguous from 1`); return; }
+    if (e.version !== v) { problems.push(`break ${id}: ${file} records version ${e.version}, expected ${v}: its versions are not contiguous`); return; }
+    if (e.expected_version !== v - 1) problems.push(`break ${id}: ${file} expected version ${e.expected_version}, not ${v - 1}`);
+    if (e.break_id !== id) problems.push(`break ${id}: ${file} belongs to break ${e.break_id}`);
+    if ((e.from_state ?? null) !== prevState) problems.push(`break ${id}: ${file} moves from ${e.from_state} but the previous event left it ${prevState}`);
+    const ident = `${e.control_id}\u0000${e.kind}\u0000${e.key}`;
+    if (identity !== undefined && ident !== identity) problems.push(`break ${id}: ${file} names a different control, kind or key than version 1`);
+    identity ??= ident;
+    if (v === 1 && computeBreakId(String(e.control_id), String(e.kind), String(e.key)) !== id) problems.push(`break ${id}: (${e.control_id}, ${e.kind}, ${e.key}) does not hash to this break id`);
+    prevState = e.to_state ?? null;
+  }
+  const summaryPath = D + LAYOUT.breakSummary(id);
+  if (!bag.files.has(summaryPath)) problems.push(`${summaryPath} is missing: the recorded state of break ${id} cannot be checked`);
+  else {
+    const s = (await readJson(bag, summaryPath, problems)) as { state?: string | null; version?: number; events?: number } | undefined;
+    if (s && ((s.state ?? null) !== prevState || s.version !== events.length || s.events !== events.length)) {
+      problems.push(`break ${id}: its event log replays to ${prevState ?? 'no state'} at version ${events.length}, but ${summaryPath} records ${s.state ?? 'no state'} at version ${s.version}`);
+    }
+  }
+  for (const p of payload.filter((x) => x.startsWith(`${base}observations/`))) {
+    const o = (await readJson(bag, D + p, problems)) as { break_id?: string; run_id?: string } | undefined;
+    if (!o) continue;
+    const runId = p.slice(`${base}observations/`.length, -'.json'.length);
+    if (o.break_id !== id || o.run_id !== runId) problems.push(`${D}${p} is not an observation of break ${id} by run ${runId}`);
+    const m = docs.get(runId);
+    if (m && !m.breaks.some((b) => b.break_id === id)) problems.push(`${D}${p}: run ${runId} observed break ${id} but its manifest does not list it`);
+  }
+}
