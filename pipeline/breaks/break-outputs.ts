@@ -36,7 +36,7 @@ export const BREAK_OUTPUT_TABLES: { readonly breaks: readonly OutputColumn[]; re
   break_events: [
     col('run_id', 'VARCHAR'), col('break_id', 'VARCHAR'), col('version', 'INTEGER'), col('expected_version', 'INTEGER'),
     col('control_id', 'VARCHAR'), col('kind', 'VARCHAR'), col('key', 'VARCHAR'), col('from_state', 'VARCHAR'), col('to_state', 'VARCHAR'),
-    col('actor', 'VARCHAR'), ...ts('at'), col('owner', 'VARCHAR'), col('classification', 'VARCHAR'), col('approver', 'VARCHAR'),
+    col('actor', 'VARCHAR'), ...ts('event_at'), col('owner', 'VARCHAR'), col('classification', 'VARCHAR'), col('approver', 'VARCHAR'),
     col('note', 'VARCHAR'), col('evidence_ref', 'VARCHAR'), col('reason', 'VARCHAR'), col('root_cause', 'VARCHAR'), col('prevention', 'VARCHAR'),
     col('event_run_id', 'VARCHAR'), col('manifest_sha256', 'VARCHAR'),
     ...ts('window_start'), ...ts('window_end'), ...ts('record_time'), col('evidence_json', 'VARCHAR'),

@@ -12,15 +12,16 @@
  * or BREAKS, whose window the run covered, corrected before the run started, and not observed by
  * the run, is VERIFIED by `reconciler` with the run id and manifest digest as proof.
  */
-import type { Config } from '../config.js';
+import { slaSeconds, type Config } from '../config.js';
 import type { ControlDefinition } from '../controls.js';
 import { ConcurrencyError } from '../errors.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { Window } from '../window.js';
-import { parseTimestamp } from '../values.js';
+import { formatScaled, parseTimestamp } from '../values.js';
+import { breakAge } from './break-summary.js';
 import { breakId } from './break-id.js';
 import { BreakStore, type BreakEvent, type BreakRecord, type WindowText } from './break-store.js';
-import { REOPENABLE_STATES, type Disposition } from './states.js';
+import { REOPENABLE_STATES, type BreakState, type Disposition } from './states.js';
 import { RECONCILER, breakWindow, covers, currentCycle } from './transitions.js';
 
 export { RECONCILER };
@@ -32,6 +33,14 @@ export interface BreakOutcome {
   readonly kind: string;
   readonly key: string;
   readonly disposition: Disposition;
+  /** The break's state and version after this run (null for a TIMING difference that opened nothing). */
+  readonly state: BreakState | null;
+  readonly version: number | null;
+  /** Age as of this run's as-of (CONTRACT §5): exact seconds text; null when unknown. */
+  readonly age_s: string | null;
+  readonly sla_s: number | null;
+  /** age > SLA strictly; null when either is unknown. */
+  readonly sla_breached: boolean | null;
 }
 
 /** The part of a control result this module reads (run.ts's ControlResult fits). */
@@ -43,6 +52,12 @@ interface ResultLike {
   readonly differences: readonly { kind: string; key: string; detail: string; record_time: string | null; disposition: Disposition }[];
 }
 
+const microsOrNull = (ts: string | null): bigint | null => {
+  if (!ts) return null;
+  const p = parseTimestamp(ts);
+  return p.ok ? p.value : null;
+};
+
 const endMicros = (w: WindowText): bigint => {
   const p = parseTimestamp(w.end);
   if (!p.ok) throw new Error(`bad window end ${w.end}`);
@@ -51,7 +66,8 @@ const endMicros = (w: WindowText): bigint => {
 
 /**
  * Opens, reobserves or reopens the breaks of one control's differences and records an observation
- * of each; returns their outcomes (none for NOT_READY/INCOMPLETE). A concurrent writer of the same
+ * of each (with the control's as-of); returns their outcomes with state, version, age as of this
+ * run and SLA (none for NOT_READY/INCOMPLETE). A concurrent writer of the same
  * break (another run) is absorbed by re-reading, up to three times; throws ConcurrencyError after.
  */
 export async function recordBreaks(
@@ -80,7 +96,17 @@ export async function recordBreaks(
       break_id: id, run_id: runId, window: w, observed_at: new Date().toISOString(), record_time: d.record_time,
       as_of: result.as_of ?? null, detail: d.detail, disposition,
     });
-    out.push({ break_id: id, control_id: control.control_id, kind: d.kind, key: d.key, disposition });
+    const after = await bs.read(id);
+    const first = after ? breakAge(after).first_record_us : microsOrNull(d.record_time);
+    const asOf = microsOrNull(result.as_of ?? null);
+    const ageUs = first !== null && asOf !== null ? asOf - first : null;
+    const sla = slaSeconds(args.config, control, d.kind);
+    out.push({
+      break_id: id, control_id: control.control_id, kind: d.kind, key: d.key, disposition,
+      state: after?.state ?? null, version: after?.version ?? null,
+      age_s: ageUs === null ? null : formatScaled(ageUs, 6), sla_s: sla,
+      sla_breached: ageUs === null || sla === null ? null : ageUs > BigInt(sla) * 1_000_000n,
+    });
   }
   return out;
 }

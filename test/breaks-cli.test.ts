@@ -1,0 +1,153 @@
+/**
+ * `reckon breaks` through the real CLI and real processes (CONTRACT §5, §7): two processes racing
+ * on one expected version, refusals naming their rule, list/show output, and the all-kinds
+ * conformance case run twice into one store leaving exactly one break per expected difference.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reckon, reckonAsync, scratchDir, SHARED } from './helpers/cli.js';
+import { FAULT, WINDOW, rc06Sources } from './breaks-fixture.js';
+import { breakId } from '../pipeline/breaks/break-id.js';
+
+function finished(child: ChildProcess): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (b) => { stdout += String(b); });
+  child.stderr!.on('data', (b) => { stderr += String(b); });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+const eventFiles = (store: string, id: string) => readdirSync(join(store, 'breaks', id, 'events')).filter((f) => f.endsWith('.json')).sort();
+
+describe('reckon breaks on a one-break store', () => {
+  const tmp = scratchDir('reckon-breaks-cli-');
+  const store = join(tmp.dir, 'store');
+  const id = breakId(FAULT.control_id, FAULT.kind, FAULT.key);
+  const s = (...args: string[]) => [...args, '--store', store];
+
+  beforeAll(() => {
+    const src = rc06Sources(tmp.dir);
+    const run = reckon(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--json']);
+    expect(run.code).toBe(1);
+    expect(run.json.controls[0].differences).toEqual([expect.objectContaining({ kind: FAULT.kind, key: FAULT.key, break_id: id, disposition: 'OPENED' })]);
+  });
+  afterAll(() => tmp.cleanup());
+
+  it('lists the break with the fields of the contract', () => {
+    const r = reckon(s('breaks', 'list', '--json'));
+    expect(r.code).toBe(0);
+    expect(r.json).toEqual([expect.objectContaining({
+      break_id: id, control_id: 'RC06', kind: 'NOTICE_UNDELIVERED', key: 'INT-2', state: 'OPEN', version: 1,
+      owner: 'notification-owner', owner_assigned: false, classification: null,
+      first_record_time: '2026-11-02T10:00:00.000001Z', as_of: '2026-11-03T00:05:00Z',
+      age_s: '50699.999999', sla_s: 3600, sla_breached: true, window: { start: '2026-11-02T00:00:00Z', end: '2026-11-03T00:00:00Z' },
+    })]);
+    expect(r.json[0].opened_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(reckon(s('breaks', 'list', '--json', '--state', 'TRIAGED')).json).toEqual([]);
+    expect(reckon(s('breaks', 'list', '--json', '--control', 'RC01')).json).toEqual([]);
+    expect(reckon(s('breaks', 'list', '--json', '--kind', 'NOTICE_UNDELIVERED', '--state', 'open', '--control', 'rc06')).json).toHaveLength(1);
+    const text = reckon(s('breaks', 'list'));
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(id);
+  });
+
+  it('refuses bad usage with exit 2', () => {
+    expect(reckon(['breaks']).code).toBe(2);
+    expect(reckon(['breaks', 'frobnicate']).code).toBe(2);
+    expect(reckon(s('breaks', 'list', '--state', 'PENDING')).code).toBe(2);
+    expect(reckon(s('breaks', 'show', 'brk-ffffffffffffffffffffffff')).code).toBe(2);
+    expect(reckon(s('breaks', 'show', 'not-an-id')).code).toBe(2);
+    expect(reckon(['breaks', 'list', '--store', join(tmp.dir, 'no-such-store')]).code).toBe(2);
+    expect(reckon(s('breaks', 'advance', id, '--to', 'TRIAGED', '--expected-version', '1')).code).toBe(2);
+    expect(reckon(s('breaks', 'advance', id, '--to', 'TRIAGED', '--actor', 'tom', '--expected-version', 'one')).code).toBe(2);
+    expect(reckon(s('breaks', 'advance', id, '--to', 'DONE', '--actor', 'tom', '--expected-version', '1')).code).toBe(2);
+    const refused = reckon(s('breaks', 'advance', id, '--to', 'TRIAGED', '--actor', 'tom', '--expected-version', '1', '--owner', 'olivia'));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('TRIAGE_NEEDS_CLASSIFICATION');
+    const skip = reckon(s('breaks', 'advance', id, '--to', 'CONTAINED', '--actor', 'tom', '--expected-version', '1', '--approver', 'amy'));
+    expect(skip.code).toBe(2);
+    expect(skip.stderr).toContain('ALLOWED_TRANSITIONS');
+    expect(eventFiles(store, id)).toEqual(['000001.json']);
+  });
+
+  it('two processes advancing with the same expected version: one wins, the other exits 6', async () => {
+    for (const [to, expected, a, b] of [
+      ['TRIAGED', '1', ['--actor', 'tom', '--owner', 'olivia', '--classification', 'MISSING'], ['--actor', 'tina', '--owner', 'oscar', '--classification', 'VALUE']],
+      ['CONTAINED', '2', null, null],
+    ] as const) {
+      const owner = to === 'CONTAINED' ? JSON.parse(reckon(s('breaks', 'show', id, '--json')).stdout).owner as string : '';
+      const argsA = a ?? ['--actor', owner, '--approver', 'amy', '--note', 'A'];
+      const argsB = b ?? ['--actor', owner, '--approver', 'abe', '--note', 'B'];
+      const before = eventFiles(store, id).length;
+      const [ra, rb] = await Promise.all([
+        finished(reckonAsync(s('breaks', 'advance', id, '--to', to, '--expected-version', expected, ...argsA, '--json'))),
+        finished(reckonAsync(s('breaks', 'advance', id, '--to', to, '--expected-version', expected, ...argsB, '--json'))),
+      ]);
+      expect([ra.code, rb.code].sort()).toEqual([0, 6]);
+      const loser = ra.code === 6 ? ra : rb;
+      expect(loser.stderr).toContain('ConcurrencyError');
+      expect(eventFiles(store, id)).toHaveLength(before + 1);
+      const shown = reckon(s('breaks', 'show', id, '--json')).json;
+      expect(shown.state).toBe(to);
+      expect(shown.version).toBe(Number(expected) + 1);
+      const winner = ra.code === 0 ? ra : rb;
+      expect(JSON.parse(winner.stdout).event).toEqual(shown.events[shown.events.length - 1]);
+    }
+  });
+
+  it('a stale expected version after the fact also exits 6 and appends nothing', () => {
+    const before = eventFiles(store, id);
+    const r = reckon(s('breaks', 'advance', id, '--to', 'CORRECTED', '--actor', 'olivia', '--approver', 'amy', '--expected-version', '2'));
+    expect(r.code).toBe(6);
+    expect(eventFiles(store, id)).toEqual(before);
+  });
+
+  it('show prints the whole history and every observation', () => {
+    const r = reckon(s('breaks', 'show', id, '--json'));
+    expect(r.code).toBe(0);
+    expect(r.json.events.map((e: { to_state: string; version: number }) => [e.version, e.to_state])).toEqual([[1, 'OPEN'], [2, 'TRIAGED'], [3, 'CONTAINED']]);
+    expect(r.json.events[0]).toMatchObject({ actor: 'reconciler', from_state: null, expected_version: 0, window: { start: '2026-11-02T00:00:00Z', end: '2026-11-03T00:00:00Z' }, record_time: '2026-11-02T10:00:00.000001Z' });
+    expect(r.json.observations).toHaveLength(1);
+    expect(r.json.observations[0]).toMatchObject({ disposition: 'OPENED', as_of: '2026-11-03T00:05:00Z', record_time: '2026-11-02T10:00:00.000001Z' });
+    const text = reckon(s('breaks', 'show', id));
+    expect(text.stdout).toContain('v3');
+  });
+});
+
+describe('all-kinds run twice into one store', () => {
+  const tmp = scratchDir('reckon-breaks-allkinds-');
+  afterAll(() => tmp.cleanup());
+  const caseDir = join(SHARED, 'conformance', 'cases', 'all-kinds');
+
+  it('leaves exactly one break per expected difference', () => {
+    const expected = JSON.parse(readFileSync(join(caseDir, 'expected.json'), 'utf8')) as {
+      window: { start: string; end: string }; controls: Record<string, { status: string; differences?: [string, string][] }>;
+    };
+    const window = `${expected.window.start}/${expected.window.end}`;
+    expect(window).toBe('2026-11-02T00:00:00Z/2026-11-03T00:00:00Z');
+    const store = join(tmp.dir, 'store');
+    const args = ['run', '--all', '--window', window, '--sources', join(caseDir, 'sources'), '--store', store, '--json', '--quiet'];
+    const first = reckon(args);
+    const second = reckon(args);
+    expect(first.code).toBe(1);
+    expect(second.code).toBe(1);
+    const want = Object.entries(expected.controls).flatMap(([c, v]) => (v.differences ?? []).map(([kind, key]) => `${c} ${kind} ${key}`)).sort();
+    expect(want.length).toBeGreaterThan(30);
+    const dispositions = (r: typeof first) => r.json.controls.flatMap((c: { differences: { disposition: string }[] }) => c.differences.map((d) => d.disposition));
+    expect(new Set(dispositions(first))).toEqual(new Set(['OPENED']));
+    expect(new Set(dispositions(second))).toEqual(new Set(['REOBSERVED']));
+    const list = reckon(['breaks', 'list', '--store', store, '--json']).json as { break_id: string; control_id: string; kind: string; key: string; version: number; observation_count: number; state: string }[];
+    expect(list.map((b) => `${b.control_id} ${b.kind} ${b.key}`).sort()).toEqual(want);
+    expect(readdirSync(join(store, 'breaks')).sort()).toEqual(list.map((b) => b.break_id).sort());
+    for (const b of list) {
+      expect(b).toMatchObject({ state: 'OPEN', version: 1, observation_count: 2 });
+      expect(b.break_id).toBe(breakId(b.control_id, b.kind, b.key));
+      expect(eventFiles(store, b.break_id)).toEqual(['000001.json']);
+    }
+  });
+});
