@@ -8,7 +8,7 @@
  * collapse to one record (the earliest `ingested_at` kept) and are counted. Watermarks come from
  * `_watermark.json` or are derived and labelled `derived`.
  */
-import { link, mkdir, readFile, symlink } from 'node:fs/promises';
+import { link, mkdir, open, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { DuckDBDateValue, DuckDBDecimalValue, DuckDBTimestampValue, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
@@ -17,14 +17,19 @@ import { currencyTable } from './currency.js';
 import { DATASETS, SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from './datasets.js';
 import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from './local-time.js';
 import { notionalMinor } from './money.js';
-import { hashFile, listDatasetFolder, type DatasetFolder, type SourceFile } from './sources/files.js';
+import { hashFile, listDatasetFolder, type DatasetFolder, type SideFile } from './sources/files.js';
 import { readCsv, readJsonl, readParquet, type ReadEvent } from './sources/readers.js';
 import {
-  DECIMAL_SCALE, clip, formatMicros, parseAmountMinor, parseBool, parseCutoff, parseDate, parseDecimal, parseId, parseInt64,
+  DECIMAL_SCALE, clip, formatMicros, inTimestampRange, parseAmountMinor, parseBool, parseCutoff, parseDate, parseDecimal, parseId, parseInt64,
   parseLocalTimestamp, parseText, parseTimestamp, type Parsed,
 } from './values.js';
 
-/** One quarantined record or file (CONTRACT §2). `row` is the record number, 1 = first data record. */
+/**
+ * One quarantined record or file (CONTRACT §2). `row` is the data record number (1 = first record
+ * after the header), `line` the physical line where the record starts (1 = first line of the
+ * file); both are null for an entry about a whole file. `rule` is a stable code listed in
+ * docs/input-rules.md; `raw` is the record's text (at most RAW_KEEP_CHARS characters).
+ */
 export interface QuarantineEntry {
   readonly dataset: string;
   readonly file: string;
@@ -40,9 +45,12 @@ export interface QuarantineEntry {
 export interface FileLoad {
   readonly path: string;
   readonly format: string;
-  readonly size: number;
-  readonly sha256: string;
+  size: number;
+  sha256: string;
+  /** Records read from the file (each is either loaded or quarantined). */
   rows: number;
+  /** Records of the file that were loaded (before exact duplicate deliveries collapse). */
+  loaded: number;
   quarantined: number;
 }
 
@@ -85,7 +93,10 @@ export interface LoadResult {
   readonly cutoffMappings: readonly CutoffMapping[];
 }
 
-const BAD_ROW = Symbol('bad');
+/** 10^38: the first magnitude DECIMAL(38,0) cannot hold. */
+const MAX_DECIMAL38 = 10n ** 38n;
+/** Largest `_watermark.json` / `_import_report.json` read (they are small documents). */
+const SIDE_FILE_MAX_BYTES = 1024 * 1024;
 type Cell = bigint | number | string | boolean | null;
 
 interface RowContext {
@@ -107,7 +118,11 @@ function typeRecord(ctx: RowContext, fields: ReadonlyMap<string, string | null>)
       return { column: col.name, rule: 'required_empty', message: `required column ${col.name} is empty` };
     }
     const p = typeValue(col, text, fields);
-    if (!p.ok) return { column: col.name, rule: p.rule, message: `${col.name}: ${p.message}` };
+    if (!p.ok) {
+      // A local time cannot be judged without its zone: a bad zone is reported on the zone column.
+      const column = p.rule === 'timezone_unknown' && col.zoneColumn ? col.zoneColumn : col.name;
+      return { column, rule: p.rule, message: `${column}: ${p.message}` };
+    }
     if (col.range) {
       const v = p.value as bigint;
       if (col.range === 'positive' && v <= 0n) return { column: col.name, rule: 'range_positive', message: `${col.name} '${clip(text)}' must be > 0` };
@@ -123,11 +138,17 @@ function typeRecord(ctx: RowContext, fields: ReadonlyMap<string, string | null>)
     const zone = ianaZone(byName.get(col.zoneColumn!) as string)!;
     const m = mapRecordLocalTime(zone, wall);
     if (!m.ok) return { column: col.name, rule: 'local_time_gap', message: `${col.name} '${fields.get(col.name)}' does not exist in ${byName.get(col.zoneColumn!)} (DST gap)` };
+    if (!inTimestampRange(m.utcMicros)) return { column: col.name, rule: 'timestamp_range', message: `${col.name} '${fields.get(col.name)}' in ${byName.get(col.zoneColumn!)} falls outside years 0001–9999 UTC` };
     cells.push(m.utcMicros);
   }
   if (spec.derived === 'notional') {
     const exp = currencies.get(byName.get('price_currency') as string)!;
-    cells.push(notionalMinor(byName.get('fill_qty') as bigint, byName.get('price') as bigint, exp, ctx.config.rounding_mode));
+    const notional = notionalMinor(byName.get('fill_qty') as bigint, byName.get('price') as bigint, exp, ctx.config.rounding_mode);
+    // DECIMAL(38,0) holds at most 38 digits; a larger product cannot be stored or summed exactly.
+    if (notional >= MAX_DECIMAL38 || notional <= -MAX_DECIMAL38) {
+      return { column: 'price', rule: 'notional_range', message: `fill_qty × price = ${notional.toString().length}-digit notional in minor units; at most 38 digits fit DECIMAL(38,0)` };
+    }
+    cells.push(notional);
   }
   if (spec.derived === 'statement_interval') {
     const tz = byName.get('timezone') as string;
@@ -135,6 +156,13 @@ function typeRecord(ctx: RowContext, fields: ReadonlyMap<string, string | null>)
     const cutoffS = byName.get('cutoff_local') as string;
     const seconds = parseCutoff(cutoffS);
     if (!seconds.ok) throw new Error('unreachable');
+    // Both ends must be instants the manifest can write (years 0001–9999 UTC).
+    const wallStart = BigInt(days - 1) * 86_400_000_000n + BigInt(seconds.value) * 1_000_000n;
+    const wallEnd = BigInt(days) * 86_400_000_000n + BigInt(seconds.value) * 1_000_000n;
+    const margin = 2n * 86_400_000_000n;
+    if (!inTimestampRange(wallStart - margin) || !inTimestampRange(wallEnd + margin)) {
+      return { column: 'business_date', rule: 'date_range', message: `business_date '${fields.get('business_date')}' is too close to the ends of years 0001–9999 to map its cutoff interval` };
+    }
     cells.push(cutoffInstant(ctx, tz, days - 1, seconds.value), cutoffInstant(ctx, tz, days, seconds.value));
   }
   return { cells };
@@ -202,18 +230,42 @@ export function tableColumns(spec: DatasetSpec): { name: string; type: string }[
   return [...spec.columns.map((c) => ({ name: c.name, type: SQL_TYPE[c.kind] })), ...derivedColumns(spec)];
 }
 
+/**
+ * Reads a small side file (`_watermark.json`, `_import_report.json`) as strict UTF-8 text, at most
+ * SIDE_FILE_MAX_BYTES. Returns the text or the refusal.
+ */
+async function readSideFile(side: SideFile): Promise<{ text: string } | { rule: string; message: string }> {
+  if (side.refused) return side.refused;
+  let fh;
+  try {
+    fh = await open(side.path, 'r');
+    const st = await fh.stat();
+    if (!st.isFile()) return { rule: 'file_unreadable', message: `${side.relPath} is not a regular file` };
+    if (st.size > SIDE_FILE_MAX_BYTES) return { rule: 'file_too_large', message: `${side.relPath} holds ${st.size} bytes; at most ${SIDE_FILE_MAX_BYTES} are read` };
+    const bytes = await fh.readFile();
+    try { return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '') }; } catch {
+      return { rule: 'invalid_utf8', message: `${side.relPath} is not valid UTF-8` };
+    }
+  } catch (e) {
+    return { rule: 'file_unreadable', message: `${side.relPath} cannot be read: ${(e as Error).message}` };
+  } finally {
+    await fh?.close().catch(() => undefined);
+  }
+}
+
 async function readWatermark(folder: DatasetFolder, q: QuarantineEntry[]): Promise<Watermark | undefined> {
-  if (!folder.watermarkPath) return undefined;
-  const file = `${folder.dataset}/_watermark.json`;
+  if (!folder.watermark) return undefined;
+  const file = folder.watermark.relPath;
   const fail = (rule: string, message: string, raw: string): undefined => {
     q.push({ dataset: folder.dataset, file, row: null, line: null, column: null, rule, message, raw: raw.slice(0, 4096) });
     return undefined;
   };
-  let text: string;
-  try { text = new TextDecoder('utf-8', { fatal: true }).decode(await readFile(folder.watermarkPath)); } catch (e) { return fail('watermark_unreadable', `_watermark.json cannot be read: ${(e as Error).message}`, ''); }
+  const read = await readSideFile(folder.watermark);
+  if (!('text' in read)) return fail(read.rule === 'link_outside_source_root' ? read.rule : `watermark_unreadable`, read.message, '');
+  const text = read.text;
   let doc: unknown;
-  try { doc = parseLossless(text); } catch (e) { return fail('watermark_not_json', `_watermark.json is not JSON: ${(e as Error).message}`, text); }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return fail('watermark_not_object', '_watermark.json is not a JSON object', text);
+  try { doc = parseLossless(text); } catch (e) { return fail('watermark_not_json', `_watermark.json is not JSON: ${(e as Error).message.slice(0, 200)}`, text); }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc) || isLosslessNumber(doc)) return fail('watermark_not_object', '_watermark.json is not a JSON object', text);
   const o = doc as Record<string, unknown>;
   if (typeof o.watermark !== 'string') return fail('watermark_missing', '_watermark.json has no string "watermark"', text);
   const ts = parseTimestamp(o.watermark);
@@ -252,44 +304,81 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
     const app = await conn.createAppender(`${spec.name}__raw`);
     const ctx: RowContext = { spec, config, cutoffs };
     const known = new Set(spec.columns.map((c) => c.name));
-    const required = spec.columns.filter((c) => !c.optional).map((c) => c.name);
+    if (folder.refused) {
+      quarantine.push({ dataset: spec.name, file: spec.name, row: null, line: null, column: null, rule: folder.refused.rule, message: folder.refused.message, raw: '' });
+    }
     for (const file of folder.files) {
-      const { sha256, size } = await hashFile(file.absPath).catch(() => ({ sha256: '', size: 0 }));
-      const fl: FileLoad = { path: file.relPath, format: file.gzip ? `${file.format}.gz` : file.format, size, sha256, rows: 0, quarantined: 0 };
+      const fl: FileLoad = { path: file.relPath, format: file.gzip ? `${file.format}.gz` : file.format, size: 0, sha256: '', rows: 0, loaded: 0, quarantined: 0 };
       load.files.push(fl);
-      const q = (e: Omit<QuarantineEntry, 'dataset' | 'file'>) => { quarantine.push({ dataset: spec.name, file: file.relPath, ...e }); fl.quarantined += 1; };
-      if (file.refused) { q({ row: null, line: null, column: null, rule: file.refused.rule, message: file.refused.message, raw: '' }); continue; }
-      let events: AsyncGenerator<ReadEvent>;
-      if (file.format === 'parquet') {
-        const stagedPath = join(stagingDir, `p${String(++staged).padStart(6, '0')}.parquet`);
-        await link(file.absPath, stagedPath).catch(() => symlink(file.absPath, stagedPath));
-        events = readParquet(conn, stagedPath, spec.columns);
-      } else if (file.format === 'jsonl') events = readJsonl(file, spec.columns);
-      else events = readCsv(file);
-      let missing: string[] = [];
-      let headerSeen = false;
-      for await (const ev of events) {
-        if (ev.type === 'header') {
-          headerSeen = true;
-          const dup = ev.columns.filter((c, i) => ev.columns.indexOf(c) !== i);
-          if (dup.length) { missing = [`(duplicate header ${dup.join(', ')})`]; continue; }
-          if (file.format !== 'jsonl') missing = required.filter((c) => !ev.columns.includes(c)).concat(spec.columns.filter((c) => c.optional && !ev.columns.includes(c.name)).map((c) => c.name));
-          for (const c of ev.columns) if (!known.has(c) && !load.extra_columns.includes(c)) load.extra_columns.push(c);
-          continue;
-        }
-        if (ev.type === 'file_error') { q({ row: ev.row ?? null, line: ev.line ?? null, column: null, rule: ev.rule, message: ev.message, raw: '' }); continue; }
-        load.records_read += 1;
-        fl.rows += 1;
-        if (ev.type === 'record_error') { q({ row: ev.row, line: ev.line, column: ev.column ?? null, rule: ev.rule, message: ev.message, raw: ev.raw }); continue; }
-        if (missing.length) { q({ row: ev.row, line: ev.line, column: missing[0], rule: 'file_missing_column', message: `the file lacks column(s) ${missing.join(', ')}`, raw: ev.raw }); continue; }
-        const typed = typeRecord(ctx, ev.fields);
-        if ('rule' in typed) { q({ row: ev.row, line: ev.line, column: typed.column, rule: typed.rule, message: typed.message, raw: ev.raw }); continue; }
-        for (let i = 0; i < cols.length; i++) appendCell(app, cols[i].type, typed.cells[i]);
-        app.appendVarchar(file.relPath);
-        app.appendBigInt(BigInt(ev.row));
-        app.endRow();
+      const fileEntries: QuarantineEntry[] = [];
+      const q = (e: Omit<QuarantineEntry, 'dataset' | 'file'>) => { fileEntries.push({ dataset: spec.name, file: file.relPath, ...e }); fl.quarantined += 1; };
+      try {
+        await loadFile(file.refused ? undefined : file.realPath);
+      } finally {
+        // Parquet rows may arrive in any order: entries are listed by row so every run lists them alike.
+        if (file.format === 'parquet') fileEntries.sort((a, b) => (a.row ?? Number.MAX_SAFE_INTEGER) - (b.row ?? Number.MAX_SAFE_INTEGER));
+        quarantine.push(...fileEntries);
       }
-      void headerSeen;
+
+      async function loadFile(realPath: string | undefined): Promise<void> {
+        if (file.refused || realPath === undefined) {
+          const r = file.refused ?? { rule: 'file_unreadable', message: `${file.relPath} cannot be resolved` };
+          q({ row: null, line: null, column: null, rule: r.rule, message: r.message, raw: '' });
+          return;
+        }
+        try {
+          const h = await hashFile(realPath);
+          fl.size = h.size;
+          fl.sha256 = h.sha256;
+        } catch (e) {
+          q({ row: null, line: null, column: null, rule: 'file_unreadable', message: `${file.relPath} cannot be read: ${(e as Error).message}`, raw: '' });
+          return;
+        }
+        if (fl.size === 0) {
+          q({ row: null, line: null, column: null, rule: 'empty_file', message: `${file.relPath} is empty (0 bytes): a delivery with no records is a header-only CSV file`, raw: '' });
+          return;
+        }
+        let events: AsyncGenerator<ReadEvent>;
+        if (file.format === 'parquet') {
+          // DuckDB reads file names as globs and through SQL text: it only ever sees this generated name.
+          const stagedPath = join(stagingDir, `p${String(++staged).padStart(6, '0')}.parquet`);
+          try {
+            await link(realPath, stagedPath).catch(() => symlink(realPath, stagedPath));
+          } catch (e) {
+            q({ row: null, line: null, column: null, rule: 'file_unreadable', message: `${file.relPath} cannot be staged for reading: ${(e as Error).message}`, raw: '' });
+            return;
+          }
+          events = readParquet(conn, stagedPath, spec.columns);
+        } else if (file.format === 'jsonl') events = readJsonl(file, spec.columns);
+        else events = readCsv(file);
+        let missing: string[] = [];
+        let duplicated: string[] = [];
+        for await (const ev of events) {
+          if (ev.type === 'header') {
+            duplicated = [...new Set(ev.columns.filter((c, i) => known.has(c) && ev.columns.indexOf(c) !== i))];
+            if (file.format !== 'jsonl') missing = spec.columns.filter((c) => !ev.columns.includes(c.name)).map((c) => c.name);
+            for (const c of ev.columns) if (!known.has(c) && !load.extra_columns.includes(c)) load.extra_columns.push(c);
+            continue;
+          }
+          if (ev.type === 'extra_columns') {
+            for (const c of ev.columns) if (!load.extra_columns.includes(c)) load.extra_columns.push(c);
+            continue;
+          }
+          if (ev.type === 'file_error') { q({ row: ev.row ?? null, line: ev.line ?? null, column: null, rule: ev.rule, message: ev.message, raw: '' }); continue; }
+          load.records_read += 1;
+          fl.rows += 1;
+          if (ev.type === 'record_error') { q({ row: ev.row, line: ev.line, column: ev.column ?? null, rule: ev.rule, message: ev.message, raw: ev.raw }); continue; }
+          if (duplicated.length) { q({ row: ev.row, line: ev.line, column: duplicated[0], rule: 'header_duplicate_column', message: `the header names column(s) ${duplicated.join(', ')} more than once`, raw: ev.raw }); continue; }
+          if (missing.length) { q({ row: ev.row, line: ev.line, column: missing[0], rule: 'file_missing_column', message: `the file lacks column(s) ${missing.join(', ')}`, raw: ev.raw }); continue; }
+          const typed = typeRecord(ctx, ev.fields);
+          if ('rule' in typed) { q({ row: ev.row, line: ev.line, column: typed.column, rule: typed.rule, message: typed.message, raw: ev.raw }); continue; }
+          for (let i = 0; i < cols.length; i++) appendCell(app, cols[i].type, typed.cells[i]);
+          app.appendVarchar(file.relPath);
+          app.appendBigInt(BigInt(ev.row));
+          app.endRow();
+          fl.loaded += 1;
+        }
+      }
     }
     app.closeSync();
     load.quarantined = quarantine.length - qBefore;
@@ -297,10 +386,15 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
     const declared = await readWatermark(folder, quarantine);
     load.quarantined = quarantine.length - qBefore;
     if (declared) load.watermark = declared;
-    else if (spec.derivedWatermarkColumn && !folder.watermarkPath) load.watermark = await derivedWatermark(conn, spec);
-    if (folder.importReportPath) {
-      try { load.import_report = JSON.parse(await readFile(folder.importReportPath, 'utf8')); } catch (e) {
-        quarantine.push({ dataset: spec.name, file: `${spec.name}/_import_report.json`, row: null, line: null, column: null, rule: 'import_report_unreadable', message: (e as Error).message, raw: '' });
+    else if (spec.derivedWatermarkColumn && !folder.watermark) load.watermark = await derivedWatermark(conn, spec);
+    if (folder.importReport) {
+      const read = await readSideFile(folder.importReport);
+      let problem: { rule: string; message: string } | undefined = 'text' in read ? undefined : read;
+      if ('text' in read) {
+        try { load.import_report = JSON.parse(read.text); } catch (e) { problem = { rule: 'import_report_not_json', message: `_import_report.json is not JSON: ${(e as Error).message.slice(0, 200)}` }; }
+      }
+      if (problem) {
+        quarantine.push({ dataset: spec.name, file: folder.importReport.relPath, row: null, line: null, column: null, rule: problem.rule === 'link_outside_source_root' ? problem.rule : `import_report_${problem.rule.replace(/^import_report_/, '')}`, message: problem.message, raw: '' });
         load.quarantined += 1;
       }
     }

@@ -50,7 +50,10 @@ export function parseAmountMinor(text: string): Parsed<bigint> {
 
 /** Parses an int (`-?[0-9]+`) that must fit a signed 64-bit integer. */
 export function parseInt64(text: string): Parsed<bigint> {
-  if (!INT_RE.test(text)) return bad('int_form', `'${clip(text)}' is not an integer (-?[0-9]+)`);
+  if (!INT_RE.test(text)) {
+    const rule = /^-?[0-9]+\.[0-9]+$/.test(text) ? 'int_fractional' : 'int_form';
+    return bad(rule, `'${clip(text)}' is not an integer (-?[0-9]+${rule === 'int_fractional' ? ', never fractional' : ''})`);
+  }
   const v = BigInt(text);
   if (v > INT64_MAX || v < INT64_MIN) return bad('int_range', `'${clip(text)}' does not fit a 64-bit integer`);
   return ok(v);
@@ -58,13 +61,25 @@ export function parseInt64(text: string): Parsed<bigint> {
 
 const TS_RE = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?(Z|[+-][0-9]{2}:[0-9]{2})?$/;
 
-/** Days since 1970-01-01 of a proleptic Gregorian date, or undefined if it is not a real date. */
+/**
+ * Days since 1970-01-01 of a proleptic Gregorian date in years 0001–9999, or undefined if it is
+ * not a real date. (Date.UTC maps years 0–99 to 1900–1999, so the year is set separately.)
+ */
 export function epochDays(y: number, m: number, d: number): number | undefined {
-  if (m < 1 || m > 12 || d < 1 || d > 31) return undefined;
-  const ms = Date.UTC(y, m - 1, d);
-  const back = new Date(ms);
-  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== m - 1 || back.getUTCDate() !== d) return undefined;
-  return Math.round(ms / 86_400_000);
+  if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1 || d > 31) return undefined;
+  const date = new Date(0);
+  date.setUTCFullYear(y, m - 1, d);
+  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== m - 1 || date.getUTCDate() !== d) return undefined;
+  return Math.round(date.getTime() / 86_400_000);
+}
+
+/** Earliest and latest instants a timestamp may denote: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z. */
+export const TIMESTAMP_MIN_MICROS = -62_135_596_800_000_000n;
+export const TIMESTAMP_MAX_MICROS = 253_402_300_799_999_999n;
+
+/** True when `micros` (since the epoch, UTC) lies in years 0001–9999 (what manifests and outputs can write). */
+export function inTimestampRange(micros: bigint): boolean {
+  return micros >= TIMESTAMP_MIN_MICROS && micros <= TIMESTAMP_MAX_MICROS;
 }
 
 /** Wall-clock fields of a timestamp text, with microseconds since the epoch as if the wall time were UTC. */
@@ -79,6 +94,7 @@ function parseWall(text: string, requireZone: boolean): Parsed<WallTime> {
   const [, ys, mos, ds, hs, mis, ss, fs, zone] = m;
   if (requireZone && zone === undefined) return bad('timestamp_without_zone', `'${clip(text)}' has no zone (Z or ±HH:MM); a timestamp without zone is rejected`);
   if (!requireZone && zone !== undefined) return bad('local_timestamp_with_zone', `'${clip(text)}' is a local time and must not carry a zone`);
+  if (ys === '0000') return bad('timestamp_range', `'${clip(text)}' is before year 0001`);
   const days = epochDays(Number(ys), Number(mos), Number(ds));
   if (days === undefined) return bad('timestamp_date', `'${clip(text)}' is not a real calendar date`);
   const h = Number(hs), mi = Number(mis), s = Number(ss);
@@ -92,11 +108,15 @@ export function parseTimestamp(text: string): Parsed<bigint> {
   const w = parseWall(text, true);
   if (!w.ok) return w;
   const zone = w.value.offset!;
-  if (zone === 'Z') return ok(w.value.wallMicros);
-  const sign = zone[0] === '-' ? -1n : 1n;
-  const oh = Number(zone.slice(1, 3)), om = Number(zone.slice(4, 6));
-  if (oh > 18 || om > 59) return bad('timestamp_offset', `'${clip(text)}' has an impossible UTC offset`);
-  return ok(w.value.wallMicros - sign * BigInt(oh * 3600 + om * 60) * 1_000_000n);
+  let utc = w.value.wallMicros;
+  if (zone !== 'Z') {
+    const sign = zone[0] === '-' ? -1n : 1n;
+    const oh = Number(zone.slice(1, 3)), om = Number(zone.slice(4, 6));
+    if (oh > 18 || om > 59) return bad('timestamp_offset', `'${clip(text)}' has an impossible UTC offset`);
+    utc -= sign * BigInt(oh * 3600 + om * 60) * 1_000_000n;
+  }
+  if (!inTimestampRange(utc)) return bad('timestamp_range', `'${clip(text)}' is outside 0001-01-01T00:00:00Z–9999-12-31T23:59:59.999999Z`);
+  return ok(utc);
 }
 
 /** Parses a local timestamp (no zone) into wall-clock microseconds "as if UTC". */
@@ -109,6 +129,7 @@ export function parseLocalTimestamp(text: string): Parsed<bigint> {
 export function parseDate(text: string): Parsed<number> {
   const m = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/.exec(text);
   if (!m) return bad('date_form', `'${clip(text)}' is not a date YYYY-MM-DD`);
+  if (m[1] === '0000') return bad('date_range', `'${clip(text)}' is before year 0001`);
   const days = epochDays(Number(m[1]), Number(m[2]), Number(m[3]));
   return days === undefined ? bad('date_calendar', `'${clip(text)}' is not a real calendar date`) : ok(days);
 }

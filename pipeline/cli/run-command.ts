@@ -37,9 +37,41 @@ export async function command(argv: string[]): Promise<number> {
     rerunOf: values['rerun-of'] ?? null,
     logger: createLogger({ quiet }),
   });
+  // Quarantine lines are the run's warnings, not progress: printed even with --quiet.
+  for (const line of quarantineLines(result)) process.stderr.write(`${line}\n`);
   if (values.json) printJson(jsonSummary(result));
   else process.stdout.write(humanSummary(result));
   return result.exit_code;
+}
+
+/** Most quarantine entries printed on stderr, one line each; the rest are counted, never dropped from the manifest or the output. */
+export const QUARANTINE_LINES_MAX = 50;
+
+/** Control characters (a newline in a file name, a NUL in a value) shown as \xNN so one entry is one line. */
+const oneLine = (s: string) => s.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+
+/**
+ * Human-readable stderr lines for a run's quarantine (CONTRACT §2): one line per entry (dataset
+ * file, row and line, column, rule, message) for the first QUARANTINE_LINES_MAX entries, then a
+ * count of the others and where the full list is: the manifest's `quarantine` (first 1000
+ * entries) and the `quarantine` Parquet output (every entry). Empty when nothing was quarantined.
+ */
+export function quarantineLines(r: RunResult): string[] {
+  if (!r.quarantine_count) return [];
+  type Entry = { file?: string; row?: number | null; line?: number | null; column?: string | null; rule?: string; message?: string };
+  const entries = (r.manifestDoc.quarantine.entries as Entry[]).slice(0, QUARANTINE_LINES_MAX);
+  const lines = entries.map((e) => {
+    const where = e.row !== null && e.row !== undefined ? `row ${e.row}${e.line !== null && e.line !== undefined ? ` (line ${e.line})` : ''}` : 'whole file';
+    const column = e.column ? ` column ${e.column}` : '';
+    return oneLine(`reckon: quarantined ${e.file ?? '?'} ${where}${column}: ${e.rule ?? '?'}: ${e.message ?? ''}`);
+  });
+  const more = r.quarantine_count - entries.length;
+  if (more > 0) lines.push(`reckon: ... and ${more} more quarantine entr${more === 1 ? 'y' : 'ies'} not shown`);
+  const output = r.manifestDoc.outputs.find((o) => o.table === 'quarantine');
+  const where = [`the manifest ${r.manifest.path} (its "quarantine" lists ${r.manifestDoc.quarantine.listed})`];
+  if (output) where.push(`the quarantine output ${output.key} in the store (every entry)`);
+  lines.push(oneLine(`reckon: ${r.quarantine_count} quarantine entr${r.quarantine_count === 1 ? 'y' : 'ies'} in all; full list: ${where.join(' and ')}`));
+  return lines;
 }
 
 /** `s3://…` locations pass through; local paths become absolute. */

@@ -1,26 +1,48 @@
 /**
  * Lists the data files of a local source location (CONTRACT §2): one folder per dataset, files
- * `*.csv`, `*.jsonl`, `*.parquet` (and their `.gz` forms for CSV and JSON Lines), sorted by name
- * byte order so that every run reads them in the same order. Files whose names start with `_` or
- * `.` are never data. A symbolic link that leads outside the source root is refused.
+ * `*.csv`, `*.jsonl`, `*.parquet` (and `.csv.gz`, `.jsonl.gz`), sorted by name byte order so that
+ * every run reads them in the same order. Files whose names start with `_` or `.` are never data
+ * (except `_watermark.json` and `_import_report.json`, which are read as what they are).
+ *
+ * Every path that will be read is resolved first: a symbolic link whose target lies outside the
+ * source root is refused (rule `link_outside_source_root`), and only regular files are read, so a
+ * FIFO or device named `x.csv` can never block or leak. File names are never interpreted: they
+ * reach the file system as they are and reach SQL never (Parquet files are read through links
+ * with generated names, see load.ts).
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 
 export type FileFormat = 'csv' | 'jsonl' | 'parquet';
+
+/** Why a path is not read: a stable rule code and a message for people. */
+export interface Refusal {
+  readonly rule: string;
+  readonly message: string;
+}
 
 /** One data file of a dataset: path, format and how it is compressed. */
 export interface SourceFile {
   readonly dataset: string;
   /** Path relative to the source root, with `/` separators (what manifests and quarantine name). */
   readonly relPath: string;
+  /** Path as listed (may be a link inside the root). */
   readonly absPath: string;
+  /** The resolved target (no links), when it could be resolved. */
+  readonly realPath?: string;
   readonly format: FileFormat;
   readonly gzip: boolean;
-  /** Set when the file must not be read (a link outside the root): the rule it breaks. */
-  readonly refused?: { rule: string; message: string };
+  /** Set when the file must not be read (a link outside the root, unresolvable): the rule it breaks. */
+  readonly refused?: Refusal;
+}
+
+/** A side file of a dataset folder (`_watermark.json`, `_import_report.json`): where it is, or why it is refused. */
+export interface SideFile {
+  readonly relPath: string;
+  readonly path: string;
+  readonly refused?: Refusal;
 }
 
 /** What a dataset folder holds: data files, the watermark and import report if present, and ignored names. */
@@ -28,9 +50,15 @@ export interface DatasetFolder {
   readonly dataset: string;
   readonly present: boolean;
   readonly files: readonly SourceFile[];
+  /** Path of `_watermark.json` (resolved, safe to read) when present and not refused. */
   readonly watermarkPath?: string;
   readonly importReportPath?: string;
+  /** `_watermark.json` / `_import_report.json` that exist, with a refusal when they must not be read. */
+  readonly watermark?: SideFile;
+  readonly importReport?: SideFile;
   readonly ignored: readonly string[];
+  /** Set when the dataset's path exists but cannot be listed as a folder (a file, a bad link). */
+  readonly refused?: Refusal;
 }
 
 function formatOf(name: string): { format: FileFormat; gzip: boolean } | undefined {
@@ -42,43 +70,90 @@ function formatOf(name: string): { format: FileFormat; gzip: boolean } | undefin
 
 const byteOrder = (a: string, b: string) => (Buffer.compare(Buffer.from(a), Buffer.from(b)));
 
-/** Lists one dataset folder under `root`. A missing folder is an empty dataset (§2). */
+/** True when `real` (a resolved path) lies strictly inside `realRoot`. */
+export function insideRoot(realRoot: string, real: string): boolean {
+  const rel = relative(realRoot, real);
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+}
+
+/**
+ * Resolves `absPath` and checks that it is a regular file inside the source root. Returns the
+ * resolved path, a refusal, or `not_a_file` for a directory or special file (listed as ignored).
+ */
+async function resolveInside(realRoot: string, absPath: string, relPath: string): Promise<{ real: string } | { refused: Refusal } | 'not_a_file'> {
+  let real: string;
+  try { real = await realpath(absPath); } catch (e) {
+    return { refused: { rule: 'file_unreadable', message: `${relPath} cannot be resolved (broken or looping link?): ${(e as Error).message}` } };
+  }
+  if (!insideRoot(realRoot, real)) return { refused: { rule: 'link_outside_source_root', message: `${relPath} is a link that leads outside the source root; it is not read` } };
+  try {
+    if (!(await stat(real)).isFile()) return 'not_a_file';
+  } catch (e) {
+    return { refused: { rule: 'file_unreadable', message: `${relPath} cannot be read: ${(e as Error).message}` } };
+  }
+  return { real };
+}
+
+/**
+ * Lists one dataset folder under `root`. A missing folder is an empty dataset (§2); a path that
+ * exists but is not a readable folder (a plain file, a link outside the root) is refused, so the
+ * loader quarantines it rather than treating the dataset as empty.
+ */
 export async function listDatasetFolder(root: string, dataset: string): Promise<DatasetFolder> {
   const dir = join(root, dataset);
+  const absent: DatasetFolder = { dataset, present: false, files: [], ignored: [] };
   let names: string[];
   try {
     names = await readdir(dir);
-  } catch {
-    return { dataset, present: false, files: [], ignored: [] };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      // A dangling link named like the dataset is not "no folder": it is a folder we cannot read.
+      try { await stat(dir); } catch { return absent; }
+    }
+    return { ...absent, present: true, refused: { rule: 'dataset_unreadable', message: `${dataset} exists but is not a readable folder: ${(e as Error).message}` } };
   }
   const realRoot = await realpath(root);
+  try {
+    const realDir = await realpath(dir);
+    if (!insideRoot(realRoot, realDir)) {
+      return { ...absent, present: true, refused: { rule: 'link_outside_source_root', message: `the dataset folder ${dataset} is a link that leads outside the source root; it is not read` } };
+    }
+  } catch (e) {
+    return { ...absent, present: true, refused: { rule: 'dataset_unreadable', message: `${dataset} cannot be resolved: ${(e as Error).message}` } };
+  }
   const files: SourceFile[] = [];
   const ignored: string[] = [];
-  let watermarkPath: string | undefined;
-  let importReportPath: string | undefined;
+  let watermark: SideFile | undefined;
+  let importReport: SideFile | undefined;
   for (const name of names.sort(byteOrder)) {
     const absPath = join(dir, name);
-    if (name === '_watermark.json') { watermarkPath = absPath; continue; }
-    if (name === '_import_report.json') { importReportPath = absPath; continue; }
+    const relPath = `${dataset}/${name}`;
+    if (name === '_watermark.json' || name === '_import_report.json') {
+      const r = await resolveInside(realRoot, absPath, relPath);
+      const side: SideFile = r === 'not_a_file'
+        ? { relPath, path: absPath, refused: { rule: 'file_unreadable', message: `${relPath} is not a regular file` } }
+        : 'refused' in r ? { relPath, path: absPath, refused: r.refused } : { relPath, path: r.real };
+      if (name === '_watermark.json') watermark = side;
+      else importReport = side;
+      continue;
+    }
     if (name.startsWith('_') || name.startsWith('.')) continue;
     const fmt = formatOf(name);
-    const relPath = `${dataset}/${name}`;
     if (!fmt) { ignored.push(relPath); continue; }
-    let refused: SourceFile['refused'];
-    try {
-      const real = await realpath(absPath);
-      const rel = relative(realRoot, real);
-      if (rel.startsWith('..') || rel.startsWith(sep) || rel === '') refused = { rule: 'link_outside_source_root', message: `${relPath} is a link that leads outside the source root (${real})` };
-      else if (!(await stat(real)).isFile()) { ignored.push(relPath); continue; }
-    } catch (e) {
-      refused = { rule: 'file_unreadable', message: `${relPath} cannot be resolved: ${(e as Error).message}` };
-    }
-    files.push({ dataset, relPath, absPath, ...fmt, refused });
+    const r = await resolveInside(realRoot, absPath, relPath);
+    if (r === 'not_a_file') { ignored.push(relPath); continue; }
+    if ('refused' in r) files.push({ dataset, relPath, absPath, ...fmt, refused: r.refused });
+    else files.push({ dataset, relPath, absPath, realPath: r.real, ...fmt });
   }
-  return { dataset, present: true, files, watermarkPath, importReportPath, ignored };
+  return {
+    dataset, present: true, files, ignored, watermark, importReport,
+    watermarkPath: watermark && !watermark.refused ? watermark.path : undefined,
+    importReportPath: importReport && !importReport.refused ? importReport.path : undefined,
+  };
 }
 
-/** SHA-256 (hex) and size in bytes of a file, streamed. */
+/** SHA-256 (hex) and size in bytes of a file, streamed. Throws when the file cannot be read. */
 export async function hashFile(path: string): Promise<{ sha256: string; size: number }> {
   const h = createHash('sha256');
   let size = 0;

@@ -1,154 +1,398 @@
 /**
  * Readers that turn one data file into raw records: the header's column names and, per record,
- * the text of each field (or null for empty), its record number (1 = first data record), the
- * physical line where it starts and its raw text. They never interpret values; validation is the
- * loader's. Problems are events, not exceptions: a bad record is a `record_error`, a file that
- * cannot be read further is a `file_error` (records already read stay read).
+ * the text of each field (or null for empty), its record number (`row`, 1 = first data record),
+ * the physical line where it starts (`line`, 1 = first line of the file, counted by LF) and its
+ * raw text. They never interpret values; validation is the loader's (values.ts). Problems are
+ * events, not exceptions: a bad record is a `record_error` (reading goes on with the next record),
+ * a file that cannot be read further is a `file_error` (records already read stay read).
  *
- * CSV: RFC 4180 via csv-parse (BOM, CRLF, quoted newlines), UTF-8 checked strictly.
- * JSON Lines: one object per line, numbers kept as their literal text (lossless-json).
+ * CSV (RFC 4180) and JSON Lines are read as bytes by the small state machines below, not by a
+ * text decoder over the whole stream, so that:
+ * - one invalid UTF-8 sequence rejects one record (rule `invalid_utf8`), not the rest of the file;
+ * - record and line numbers are exact with quoted newlines, CRLF and records that fail;
+ * - memory is bounded: a record may hold up to MAX_RECORD_BYTES (a 10 MB line is fine); a longer
+ *   one is refused (`record_too_large`) while its bytes stream past, never buffered whole.
  * Parquet: read through DuckDB from a staged link with a safe name (names are globs in DuckDB),
  * every value turned into the contract's text form; FLOAT/DOUBLE in an exact column is refused.
  */
 import { createReadStream } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
 import { createGunzip } from 'node:zlib';
-import { Readable, Transform, type TransformCallback } from 'node:stream';
-import { createInterface } from 'node:readline';
-import { parse as parseCsv } from 'csv-parse';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceFile } from './files.js';
 import type { ColumnSpec } from '../datasets.js';
 
+/** What a reader reports, in file order. `raw` is the record's text (capped at RAW_KEEP_CHARS). */
 export type ReadEvent =
   | { readonly type: 'header'; readonly columns: readonly string[] }
   | { readonly type: 'record'; readonly row: number; readonly line: number; readonly raw: string; readonly fields: ReadonlyMap<string, string | null> }
   | { readonly type: 'record_error'; readonly row: number; readonly line: number; readonly raw: string; readonly rule: string; readonly message: string; readonly column?: string }
-  | { readonly type: 'file_error'; readonly rule: string; readonly message: string; readonly row?: number; readonly line?: number };
+  | { readonly type: 'file_error'; readonly rule: string; readonly message: string; readonly row?: number; readonly line?: number }
+  /** JSON Lines only: keys seen that are not columns of the dataset (reported once, at the end). */
+  | { readonly type: 'extra_columns'; readonly columns: readonly string[] };
 
-/** Decodes UTF-8 strictly: an invalid byte sequence fails the stream with its byte offset. */
-class StrictUtf8 extends Transform {
-  private readonly decoder = new TextDecoder('utf-8', { fatal: true });
-  private offset = 0;
-  constructor() { super({ readableObjectMode: false, decodeStrings: true }); this.setEncoding('utf8'); }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    try { const s = this.decoder.decode(chunk, { stream: true }); this.offset += chunk.length; cb(null, s); }
-    catch { cb(Object.assign(new Error(`invalid UTF-8 within bytes ${this.offset}–${this.offset + chunk.length}`), { rule: 'invalid_utf8' })); }
-  }
-  override _flush(cb: TransformCallback): void {
-    try { cb(null, this.decoder.decode()); } catch { cb(Object.assign(new Error('invalid UTF-8 at the end of the file (truncated sequence)'), { rule: 'invalid_utf8' })); }
-  }
+/** Most bytes one CSV record or JSON line may hold; a longer one is quarantined as `record_too_large`. */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+/** Most characters of a record's raw text kept in its quarantine entry (the file and line locate the rest). */
+export const RAW_KEEP_CHARS = 64 * 1024;
+
+// A UTF-16 surrogate half without its partner (JSON allows the escape; it is not a character).
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const wellFormed = (s: string) => !LONE_SURROGATE.test(s);
+
+const LF = 0x0a;
+const CR = 0x0d;
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+
+/** A file that failed while being read: the rule and a message, with the row it stopped at. */
+class ReadFailure extends Error {
+  constructor(readonly rule: string, message: string) { super(message); }
 }
 
-function textStream(file: SourceFile): Readable {
-  const raw = createReadStream(file.absPath);
-  const src = file.gzip ? raw.pipe(createGunzip()) : raw;
-  if (file.gzip) raw.on('error', (e: Error) => src.destroy(e));
-  const out = src.pipe(new StrictUtf8());
-  src.on('error', (e: Error) => out.destroy(Object.assign(e, { rule: (e as { rule?: string }).rule ?? (file.gzip ? 'gzip_unreadable' : 'file_unreadable') })));
-  return out;
-}
-
-function ruleOf(e: unknown, fallback: string): string {
-  return (e as { rule?: string }).rule ?? fallback;
-}
-
-/** Reads a CSV file (RFC 4180, header row). */
-export async function* readCsv(file: SourceFile): AsyncGenerator<ReadEvent> {
-  const skipped: ReadEvent[] = [];
-  let row = 0;
-  const parser = parseCsv({
-    bom: true, relax_column_count: true, skip_records_with_error: true, info: true, raw: true, columns: false, skip_empty_lines: false,
-    on_skip: (err, raw) => {
-      const line = (err as { lines?: number } | undefined)?.lines ?? 0;
-      row += 1;
-      skipped.push({ type: 'record_error', row, line, raw: raw ?? '', rule: 'csv_syntax', message: err?.message ?? 'unreadable CSV record' });
-      return undefined;
-    },
-  });
-  const src = textStream(file);
-  src.on('error', (e) => parser.destroy(e));
-  src.pipe(parser);
-  let header: string[] | undefined;
+/**
+ * The file's bytes, decompressed when it is `.gz`, with a leading UTF-8 BOM removed. Errors of
+ * the file system or of gunzip surface as ReadFailure from the iterator.
+ */
+async function* fileBytes(file: SourceFile): AsyncGenerator<Buffer> {
+  const raw = createReadStream(file.realPath ?? file.absPath, { highWaterMark: 256 * 1024 });
+  const src: AsyncIterable<Buffer> = file.gzip ? raw.pipe(createGunzip()) : raw;
+  if (file.gzip) raw.on('error', (e) => (src as NodeJS.ReadableStream & { destroy(e: Error): void }).destroy(e));
+  let head: Buffer | undefined = Buffer.alloc(0);
   try {
-    for await (const item of parser as AsyncIterable<{ record: string[]; raw: string; info: { lines: number } }>) {
-      while (skipped.length) yield skipped.shift()!;
-      const { record, raw, info } = item;
-      const line = info.lines - (raw.match(/\n/g)?.length ?? 0) + (raw.endsWith('\n') ? 1 : 0);
-      if (!header) {
-        header = record;
-        yield { type: 'header', columns: record };
+    for await (const chunk of src) {
+      if (head !== undefined) {
+        // Hold back the first bytes until the BOM question is settled (a chunk may be tiny).
+        head = Buffer.concat([head, chunk]);
+        if (head.length < 3) continue;
+        yield head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? head.subarray(3) : head;
+        head = undefined;
         continue;
       }
+      yield chunk;
+    }
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (file.gzip && err.code === 'Z_BUF_ERROR') throw new ReadFailure('gzip_truncated', `the gzip stream ends early (truncated file): ${err.message}`);
+    if (file.gzip && err.code?.startsWith('Z_')) throw new ReadFailure('gzip_unreadable', `not a readable gzip stream: ${err.message}`);
+    throw new ReadFailure('file_unreadable', `the file cannot be read: ${err.message}`);
+  }
+  if (head !== undefined && head.length > 0) {
+    yield head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? head.subarray(3) : head;
+  }
+}
+
+/** One record's bytes as cut from the stream (the whole record, or its head when oversized). */
+interface RawRecord {
+  readonly bytes: Buffer;
+  /** Physical line (1-based) where the record starts. */
+  readonly line: number;
+  /** Total bytes of the record, including its line end. */
+  readonly size: number;
+  readonly oversized: boolean;
+  /** The stream ended inside a quoted field. */
+  readonly openQuote: boolean;
+  /** The last record of the stream (no line end after it, or only its line end). */
+  readonly atEof: boolean;
+}
+
+// CSV scanner states.
+const FIELD_START = 0;
+const UNQUOTED = 1;
+const QUOTED = 2;
+const QUOTE_IN_QUOTED = 3;
+
+/**
+ * Cuts a byte stream into records. With `csv`, an LF inside a quoted field does not end the
+ * record (RFC 4180); otherwise every LF does (JSON Lines). A record's bytes are kept up to
+ * MAX_RECORD_BYTES; past that only its head is kept and it is flagged `oversized`.
+ */
+async function* cutRecords(chunks: AsyncIterable<Buffer>, csv: boolean): AsyncGenerator<RawRecord> {
+  let state = FIELD_START;
+  let parts: Buffer[] = [];
+  let size = 0;
+  let kept = 0;
+  let oversized = false;
+  let line = 1;
+  let recLine = 1;
+  const keep = (b: Buffer) => {
+    size += b.length;
+    if (oversized) return;
+    if (kept + b.length > MAX_RECORD_BYTES) {
+      // Keep only the head (enough for RAW_KEEP_CHARS characters) and let the rest stream past.
+      oversized = true;
+      parts = [Buffer.from(Buffer.concat([...parts, b]).subarray(0, RAW_KEEP_CHARS * 4))];
+      return;
+    }
+    if (b.length) { parts.push(b); kept += b.length; }
+  };
+  const take = (atEof: boolean): RawRecord => {
+    const rec: RawRecord = { bytes: parts.length === 1 ? parts[0] : Buffer.concat(parts), line: recLine, size, oversized, openQuote: state === QUOTED, atEof };
+    parts = []; size = 0; kept = 0; oversized = false;
+    return rec;
+  };
+  for await (const buf of chunks) {
+    let start = 0;
+    let i = 0;
+    const n = buf.length;
+    while (i < n) {
+      if (csv && state === QUOTED) {
+        // Fast path inside quotes: jump to the next quote, counting the lines passed.
+        const q = buf.indexOf(QUOTE, i);
+        const end = q < 0 ? n : q;
+        for (let j = buf.indexOf(LF, i); j >= 0 && j < end; j = buf.indexOf(LF, j + 1)) line += 1;
+        if (q < 0) { i = n; break; }
+        state = QUOTE_IN_QUOTED;
+        i = q + 1;
+        continue;
+      }
+      if (!csv) {
+        const j = buf.indexOf(LF, i);
+        if (j < 0) { i = n; break; }
+        i = j;
+      }
+      const b = buf[i];
+      if (b === LF) {
+        keep(buf.subarray(start, i + 1));
+        yield take(false);
+        line += 1;
+        recLine = line;
+        state = FIELD_START;
+        start = i + 1;
+      } else if (csv) {
+        if (b === QUOTE) state = state === FIELD_START || state === QUOTE_IN_QUOTED ? QUOTED : UNQUOTED;
+        else if (b === COMMA) state = FIELD_START;
+        else state = UNQUOTED;
+      }
+      i += 1;
+    }
+    if (start < n) keep(buf.subarray(start));
+  }
+  if (size > 0) yield take(true);
+}
+
+function lossyText(bytes: Buffer): string {
+  const s = bytes.toString('utf8');
+  return s.length > RAW_KEEP_CHARS ? `${s.slice(0, RAW_KEEP_CHARS)}…` : s;
+}
+
+function stripEol(bytes: Buffer): Buffer {
+  let end = bytes.length;
+  if (end > 0 && bytes[end - 1] === LF) end -= 1;
+  if (end > 0 && bytes[end - 1] === CR) end -= 1;
+  return end === bytes.length ? bytes : bytes.subarray(0, end);
+}
+
+/** A CSV record split into fields (byte ranges), or the first syntax rule it breaks. */
+interface SplitRecord {
+  readonly fields: string[];
+  readonly fieldBytes: Buffer[];
+  readonly error?: { rule: string; message: string; field: number };
+}
+
+/**
+ * Splits one complete CSV record (line end removed) into fields by RFC 4180: fields separated by
+ * commas; a field that starts with `"` is quoted, `""` inside it is one quote, and it must end
+ * with `"` followed by a comma or the end of the record. A quote inside an unquoted field,
+ * anything after a closing quote, a bare CR and an unclosed quote are syntax errors.
+ */
+function splitCsvRecord(rec: Buffer): SplitRecord {
+  const fieldBytes: Buffer[] = [];
+  const quotedFlags: boolean[] = [];
+  let error: SplitRecord['error'];
+  const fail = (rule: string, message: string) => { error ??= { rule, message, field: fieldBytes.length }; };
+  let i = 0;
+  const n = rec.length;
+  for (;;) {
+    if (i < n && rec[i] === QUOTE) {
+      // Quoted field.
+      const parts: Buffer[] = [];
+      let j = i + 1;
+      let closed = false;
+      while (j < n) {
+        const q = rec.indexOf(QUOTE, j);
+        if (q < 0) { parts.push(rec.subarray(j)); j = n; break; }
+        parts.push(rec.subarray(j, q));
+        if (q + 1 < n && rec[q + 1] === QUOTE) { parts.push(rec.subarray(q, q + 1)); j = q + 2; continue; }
+        j = q + 1;
+        closed = true;
+        break;
+      }
+      if (!closed) fail('csv_unterminated_quote', 'a quoted field is never closed: the quote runs to the end of the file');
+      // After the closing quote: a comma, or the end of the record.
+      let k = j;
+      while (k < n && rec[k] !== COMMA) k += 1;
+      if (k > j) {
+        fail(rec.subarray(j, k).includes(CR) ? 'csv_bare_cr' : 'csv_quote', `field ${fieldBytes.length + 1} has characters after its closing quote`);
+        parts.push(rec.subarray(j, k));
+      }
+      fieldBytes.push(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+      quotedFlags.push(true);
+      if (k >= n) break;
+      i = k + 1;
+      continue;
+    }
+    let k = i;
+    while (k < n && rec[k] !== COMMA) {
+      if (rec[k] === QUOTE) fail('csv_quote', `field ${fieldBytes.length + 1} holds a quote but is not quoted (RFC 4180: quote the field and double the quote)`);
+      else if (rec[k] === CR) fail('csv_bare_cr', `field ${fieldBytes.length + 1} holds a carriage return outside quotes (line ends are LF or CRLF)`);
+      k += 1;
+    }
+    fieldBytes.push(rec.subarray(i, k));
+    quotedFlags.push(false);
+    if (k >= n) break;
+    i = k + 1;
+  }
+  return { fields: fieldBytes.map((b) => b.toString('utf8')), fieldBytes, error };
+}
+
+/** First field (0-based) whose bytes are not valid UTF-8, or -1. */
+function badUtf8Field(fieldBytes: readonly Buffer[]): number {
+  return fieldBytes.findIndex((b) => !isUtf8(b));
+}
+
+function failureOf(e: unknown): { rule: string; message: string } {
+  if (e instanceof ReadFailure) return { rule: e.rule, message: e.message };
+  return { rule: 'file_unreadable', message: `the file cannot be read: ${(e as Error).message}` };
+}
+
+/**
+ * Reads a CSV file (RFC 4180, header row; BOM and CRLF accepted). Blank lines at the very end
+ * are line-end noise and skipped; a blank line followed by more records is quarantined.
+ */
+export async function* readCsv(file: SourceFile): AsyncGenerator<ReadEvent> {
+  let header: string[] | undefined;
+  let row = 0;
+  let nextLine = 1;
+  const blanks: { line: number }[] = [];
+  try {
+    for await (const rec of cutRecords(fileBytes(file), true)) {
+      nextLine = rec.line + 1;
+      const body = stripEol(rec.bytes);
+      if (!header) {
+        if (rec.oversized) { yield { type: 'file_error', rule: 'csv_header', message: `the header row is larger than ${MAX_RECORD_BYTES} bytes`, line: rec.line }; return; }
+        const split = splitCsvRecord(body);
+        const bad = split.error ?? (rec.openQuote ? { rule: 'csv_unterminated_quote', message: 'the header row opens a quote that never closes' } : undefined);
+        if (bad) { yield { type: 'file_error', rule: 'csv_header', message: `the header row cannot be read (${bad.rule}): ${bad.message}`, line: rec.line }; return; }
+        if (body.length === 0) { yield { type: 'file_error', rule: 'csv_header', message: 'the header row is blank', line: rec.line }; return; }
+        if (badUtf8Field(split.fieldBytes) >= 0) { yield { type: 'file_error', rule: 'csv_header', message: 'the header row is not valid UTF-8', line: rec.line }; return; }
+        const ctl = split.fields.find((c) => /[\u0000-\u001f\u007f]/.test(c));
+        if (ctl !== undefined) { yield { type: 'file_error', rule: 'csv_header', message: `the header names a column with a control character: '${ctl.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}'`, line: rec.line }; return; }
+        header = split.fields;
+        yield { type: 'header', columns: header };
+        continue;
+      }
+      if (body.length === 0 && !rec.oversized) {
+        // Held back: only a record after it makes a blank line an error.
+        blanks.push({ line: rec.line });
+        continue;
+      }
+      for (const b of blanks.splice(0)) {
+        row += 1;
+        yield { type: 'record_error', row, line: b.line, raw: '', rule: 'blank_line', message: 'blank line between records (a record with no fields)' };
+      }
       row += 1;
-      if (record.length !== header.length) {
-        yield { type: 'record_error', row, line, raw: stripEol(raw), rule: 'field_count', message: `record has ${record.length} fields; the header has ${header.length}` };
+      const raw = lossyText(stripEol(rec.bytes));
+      if (rec.oversized) {
+        yield { type: 'record_error', row, line: rec.line, raw, rule: 'record_too_large', message: `the record holds ${rec.size} bytes; at most ${MAX_RECORD_BYTES} are read (raw text shows its start)` };
+        continue;
+      }
+      const split = splitCsvRecord(body);
+      const syntax = split.error ?? (rec.openQuote ? { rule: 'csv_unterminated_quote', message: 'a quoted field is never closed: the quote runs to the end of the file', field: split.fields.length - 1 } : undefined);
+      if (syntax) {
+        yield { type: 'record_error', row, line: rec.line, raw, rule: syntax.rule, message: syntax.message, column: header[syntax.field] };
+        continue;
+      }
+      const badField = isUtf8(body) ? -1 : Math.max(0, badUtf8Field(split.fieldBytes));
+      if (badField >= 0) {
+        yield { type: 'record_error', row, line: rec.line, raw, rule: 'invalid_utf8', message: `field ${badField + 1} is not valid UTF-8`, column: header[badField] };
+        continue;
+      }
+      if (split.fields.length !== header.length) {
+        yield { type: 'record_error', row, line: rec.line, raw, rule: 'field_count', message: `record has ${split.fields.length} fields; the header has ${header.length}` };
         continue;
       }
       const fields = new Map<string, string | null>();
-      for (let i = 0; i < header.length; i++) fields.set(header[i], record[i] === '' ? null : record[i]);
-      yield { type: 'record', row, line, raw: stripEol(raw), fields };
+      for (let i = 0; i < header.length; i++) fields.set(header[i], split.fields[i] === '' ? null : split.fields[i]);
+      yield { type: 'record', row, line: rec.line, raw, fields };
     }
-    while (skipped.length) yield skipped.shift()!;
   } catch (e) {
-    while (skipped.length) yield skipped.shift()!;
-    yield { type: 'file_error', rule: ruleOf(e, 'csv_unreadable'), message: (e as Error).message, row: row + 1 };
+    const f = failureOf(e);
+    yield { type: 'file_error', rule: f.rule, message: `${f.message} (records from row ${row + blanks.length + 1} on are not read)`, row: row + blanks.length + 1, line: blanks[0]?.line ?? nextLine };
     return;
   }
   if (!header) yield { type: 'file_error', rule: 'empty_file', message: 'the file is empty: no header row' };
 }
 
-function stripEol(raw: string): string {
-  return raw.replace(/\r?\n$/, '');
-}
-
-/** Reads a JSON Lines file: one JSON object per line; numbers keep their literal text. */
+/**
+ * Reads a JSON Lines file: one JSON object per line (LF or CRLF); numbers keep their literal
+ * text. A decimal, amount or int column may hold a JSON number or string; a bool column a JSON
+ * boolean or string; any other column a JSON string. `null` and "" are empty. Keys that are not
+ * columns of the dataset are reported once as `extra_columns`.
+ */
 export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[]): AsyncGenerator<ReadEvent> {
   const kinds = new Map(columns.map((c) => [c.name, c.kind]));
-  const rl = createInterface({ input: textStream(file), crlfDelay: Infinity });
-  let line = 0;
+  const extra = new Set<string>();
   let row = 0;
-  let pendingBlank: number | undefined;
+  let nextLine = 1;
+  const blanks: number[] = [];
   yield { type: 'header', columns: columns.map((c) => c.name) };
   try {
-    for await (const text of rl) {
-      line += 1;
-      if (text === '' || text === '\r') { pendingBlank ??= line; continue; }
-      if (pendingBlank !== undefined) {
+    for await (const rec of cutRecords(fileBytes(file), false)) {
+      nextLine = rec.line + 1;
+      const body = stripEol(rec.bytes);
+      if (body.length === 0 && !rec.oversized) { blanks.push(rec.line); continue; }
+      for (const line of blanks.splice(0)) {
         row += 1;
-        yield { type: 'record_error', row, line: pendingBlank, raw: '', rule: 'jsonl_blank_line', message: 'blank line inside a JSON Lines file' };
-        pendingBlank = undefined;
+        yield { type: 'record_error', row, line, raw: '', rule: 'jsonl_blank_line', message: 'blank line inside a JSON Lines file' };
       }
       row += 1;
-      let doc: unknown;
-      try { doc = parseLossless(text); } catch (e) {
-        yield { type: 'record_error', row, line, raw: text, rule: 'jsonl_not_json', message: `line is not JSON: ${(e as Error).message}` };
+      const raw = lossyText(body);
+      if (rec.oversized) {
+        yield { type: 'record_error', row, line: rec.line, raw, rule: 'record_too_large', message: `the line holds ${rec.size} bytes; at most ${MAX_RECORD_BYTES} are read (raw text shows its start)` };
         continue;
       }
-      if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
-        yield { type: 'record_error', row, line, raw: text, rule: 'jsonl_not_object', message: 'line is not a JSON object' };
+      if (!isUtf8(body)) {
+        yield { type: 'record_error', row, line: rec.line, raw, rule: 'invalid_utf8', message: 'the line is not valid UTF-8' };
+        continue;
+      }
+      let doc: unknown;
+      try { doc = parseLossless(body.toString('utf8')); } catch (e) {
+        yield { type: 'record_error', row, line: rec.line, raw, rule: 'jsonl_not_json', message: `line is not JSON: ${(e as Error).message.slice(0, 200)}` };
+        continue;
+      }
+      if (doc === null || typeof doc !== 'object' || Array.isArray(doc) || isLosslessNumber(doc)) {
+        yield { type: 'record_error', row, line: rec.line, raw, rule: 'jsonl_not_object', message: 'line is not a JSON object' };
         continue;
       }
       const fields = new Map<string, string | null>();
-      let problem: { column: string; message: string } | undefined;
+      let problem: { column: string; rule: string; message: string } | undefined;
       for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
         const kind = kinds.get(k);
+        if (kind === undefined) { extra.add(k); continue; }
         if (v === null || v === '') { fields.set(k, null); continue; }
         if (isLosslessNumber(v)) {
-          if (kind === 'decimal' || kind === 'amount_minor' || kind === 'int' || kind === undefined) fields.set(k, v.value);
-          else { problem ??= { column: k, message: `column ${k} must be a JSON string, not the number ${v.value}` }; }
-        } else if (typeof v === 'string') fields.set(k, v);
-        else if (typeof v === 'boolean') {
-          if (kind === 'bool' || kind === undefined) fields.set(k, String(v));
-          else problem ??= { column: k, message: `column ${k} must not be a JSON boolean` };
-        } else if (kind !== undefined) problem ??= { column: k, message: `column ${k} holds a JSON ${Array.isArray(v) ? 'array' : 'object'}` };
+          if (kind === 'decimal' || kind === 'amount_minor' || kind === 'int') fields.set(k, v.value);
+          else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must be a JSON string, not the number ${v.value.slice(0, 80)}` };
+        } else if (typeof v === 'string') {
+          if (!wellFormed(v)) problem ??= { column: k, rule: 'jsonl_invalid_unicode', message: `column ${k} holds a lone UTF-16 surrogate (\\uD800–\\uDFFF escape), not a character` };
+          else fields.set(k, v);
+        } else if (typeof v === 'boolean') {
+          if (kind === 'bool') fields.set(k, String(v));
+          else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must not be a JSON boolean` };
+        } else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} holds a JSON ${Array.isArray(v) ? 'array' : 'object'}` };
       }
-      if (problem) { yield { type: 'record_error', row, line, raw: text, rule: 'jsonl_type', message: problem.message, column: problem.column }; continue; }
-      yield { type: 'record', row, line, raw: text, fields };
+      if (problem) { yield { type: 'record_error', row, line: rec.line, raw, rule: problem.rule, message: problem.message, column: problem.column }; continue; }
+      yield { type: 'record', row, line: rec.line, raw, fields };
     }
   } catch (e) {
-    yield { type: 'file_error', rule: ruleOf(e, 'jsonl_unreadable'), message: (e as Error).message, row: row + 1, line: line + 1 };
+    const f = failureOf(e);
+    yield { type: 'file_error', rule: f.rule, message: `${f.message} (records from row ${row + blanks.length + 1} on are not read)`, row: row + blanks.length + 1, line: blanks[0] ?? nextLine };
+    return;
   }
+  if (extra.size) yield { type: 'extra_columns', columns: [...extra] };
+  if (row === 0) yield { type: 'file_error', rule: 'empty_file', message: 'the file holds no JSON Lines record' };
 }
 
 const FLOAT_TYPES = /^(FLOAT|DOUBLE|REAL)$/;
@@ -156,16 +400,20 @@ const EXACT_KINDS = new Set(['decimal', 'amount_minor', 'int']);
 
 /**
  * Reads a Parquet file through DuckDB. `stagedPath` is a link to the file under a name made only
- * of safe characters, so nothing from the source file name reaches SQL.
+ * of safe characters (checked here), so nothing from the source file name reaches SQL. Rows come
+ * in any order (DuckDB may scan in parallel); each carries its own row number in the file.
  */
 export async function* readParquet(conn: DuckDBConnection, stagedPath: string, columns: readonly ColumnSpec[]): AsyncGenerator<ReadEvent> {
-  if (!/^[A-Za-z0-9_\-/.]+$/.test(stagedPath)) throw new Error(`unsafe staged path ${stagedPath}`);
+  if (!/^[A-Za-z0-9_\-/.]+$/.test(stagedPath)) {
+    yield { type: 'file_error', rule: 'file_unreadable', message: 'internal: the staged link has an unsafe path; the file was not read' };
+    return;
+  }
   let schema: { name: string; type: string }[];
   try {
     const r = await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${stagedPath}')`);
     schema = r.getRowObjectsJson().map((o) => ({ name: String(o.column_name), type: String(o.column_type) }));
   } catch (e) {
-    yield { type: 'file_error', rule: 'parquet_unreadable', message: (e as Error).message.split('\n')[0] };
+    yield { type: 'file_error', rule: 'parquet_unreadable', message: `not a readable Parquet file: ${(e as Error).message.split('\n')[0]}` };
     return;
   }
   yield { type: 'header', columns: schema.map((c) => c.name) };
@@ -181,13 +429,15 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
   const exprs = schema.filter((c) => specOf.has(c.name)).map((c) => {
     const col = q(c.name);
     let e: string;
-    if (/^TIMESTAMP WITH TIME ZONE$/.test(c.type)) e = `strftime(timezone('UTC', ${col}), '%Y-%m-%dT%H:%M:%S.%fZ')`;
+    if (c.type === 'TIMESTAMP WITH TIME ZONE') e = `strftime(timezone('UTC', ${col}), '%Y-%m-%dT%H:%M:%S.%fZ')`;
+    // Nanoseconds that are not whole microseconds are shown with 9 digits, which the timestamp rule rejects.
+    else if (c.type === 'TIMESTAMP_NS') e = `CASE WHEN epoch_ns(${col}) % 1000 = 0 THEN strftime(${col}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ') ELSE strftime(${col}, '%Y-%m-%dT%H:%M:%S.%nZ') END`;
     else if (/^TIMESTAMP/.test(c.type)) e = `strftime(${col}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ')`;
     else if (c.type === 'BOOLEAN') e = `CASE WHEN ${col} THEN 'true' ELSE 'false' END`;
     else e = `${col}::VARCHAR`;
     return { name: c.name, expr: `${e} AS ${col}` };
   });
-  const sql = `SELECT file_row_number${exprs.map((x) => `, ${x.expr}`).join('')} FROM read_parquet('${stagedPath}', file_row_number = true) ORDER BY file_row_number`;
+  const sql = `SELECT file_row_number${exprs.map((x) => `, ${x.expr}`).join('')} FROM read_parquet('${stagedPath}', file_row_number = true)`;
   try {
     const result = await conn.stream(sql);
     for (;;) {
@@ -195,15 +445,20 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
       if (!chunk || chunk.rowCount === 0) break;
       for (const r of chunk.getRows()) {
         const fields = new Map<string, string | null>();
+        let problem: string | undefined;
         for (let i = 0; i < exprs.length; i++) {
           const v = r[i + 1];
-          fields.set(exprs[i].name, v === null || v === '' ? null : String(v));
+          const s = v === null || v === '' ? null : String(v);
+          if (s !== null && !wellFormed(s)) problem ??= exprs[i].name;
+          fields.set(exprs[i].name, s);
         }
         const row = Number(r[0]) + 1;
-        yield { type: 'record', row, line: row, raw: JSON.stringify(Object.fromEntries(fields)), fields };
+        const raw = JSON.stringify(Object.fromEntries(fields)).slice(0, RAW_KEEP_CHARS);
+        if (problem) { yield { type: 'record_error', row, line: row, raw, rule: 'invalid_utf8', message: `column ${problem} is not valid Unicode text`, column: problem }; continue; }
+        yield { type: 'record', row, line: row, raw, fields };
       }
     }
   } catch (e) {
-    yield { type: 'file_error', rule: 'parquet_unreadable', message: (e as Error).message.split('\n')[0] };
+    yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file cannot be read to its end: ${(e as Error).message.split('\n')[0]}` };
   }
 }
