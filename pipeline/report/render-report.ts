@@ -219,7 +219,7 @@ function breaks(view: RunView, sfx: string): string {
     return [`<span class="mono">${esc(b.break_id)}</span>`, esc(b.control_id), `<span class="mono">${esc(b.kind)}</span>`, `<span class="mono">${esc(b.key)}</span>`,
       esc(b.state === 'NOT_OPENED' ? 'TIMING (not opened)' : b.state), `<span class="num">${esc(b.version)}</span>`, esc(b.run_disposition),
       `<span class="mono">${esc(b.first_record_time ?? '')}</span>`, age ? `<span class="num" title="${esc(age.seconds)} s">${esc(age.human)}</span>` : '<span class="muted">unknown</span>',
-      `<span class="num">${esc(b.sla_s)} s</span>`, `<span class="sla-${b.sla}">${esc(SLA_LABEL[b.sla])}</span>`];
+      `<span class="num">${b.sla_s === null ? 'none' : esc(`${b.sla_s} s`)}</span>`, `<span class="sla-${b.sla}">${esc(SLA_LABEL[b.sla])}</span>`];
   });
   const more = bs.length > LIST_LIMIT ? `<p class="muted">${esc(bs.length - LIST_LIMIT)} more breaks not listed; see the break store.</p>` : '';
   return `<section id="breaks${sfx}"><h2>Breaks by state and age</h2>`

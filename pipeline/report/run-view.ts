@@ -9,7 +9,7 @@
  * still readable and has the SHA-256 the manifest recorded; a break entry in the manifest that
  * already carries `age_s`/`sla_s` wins over both.
  */
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, slaSeconds, type Config } from '../config.js';
 import { loadControls } from '../controls.js';
 import { sha256Hex } from '../canonical.js';
 import { ConfigError } from '../errors.js';
@@ -77,7 +77,8 @@ export interface BreakView {
   readonly first_record_time: string | null;
   /** As-of − first record time, in microseconds; null when either is unknown. */
   readonly age_us: bigint | null;
-  readonly sla_s: number;
+  /** The SLA in seconds, or null when none is defined. */
+  readonly sla_s: number | null;
   readonly sla: SlaClass;
   readonly events: readonly BreakEvent[];
   readonly observations: readonly BreakObservation[];
@@ -89,30 +90,30 @@ export interface RunView {
   readonly breaks: readonly BreakView[];
 }
 
-/** SLA in seconds for a (control, kind), per CONTRACT §5 defaults as written in the control definitions. */
-export type SlaLookup = (controlId: string, kind: string) => number;
+/** SLA in seconds for a (control, kind), or null when none is defined (CONTRACT §5). */
+export type SlaLookup = (controlId: string, kind: string) => number | null;
 
-/** Builds the SLA lookup for a manifest: control definitions, then the run's configuration if it is still the same file. */
+/**
+ * Builds the SLA lookup for a manifest with the same precedence as `reckon breaks` (config.ts
+ * `slaSeconds`): the run's configuration when that file is still readable with the SHA-256 the
+ * manifest recorded, else the defaults, over the control definitions.
+ */
 export async function slaLookup(manifest: ManifestV1): Promise<SlaLookup> {
   const defs = new Map(loadControls().map((c) => [c.control_id, c]));
-  let config: Config | undefined;
+  let config: Config = (await loadConfig()).config;
   const cfg = manifest.code.config;
   if (cfg.path) {
     try {
       const loaded = await loadConfig(cfg.path);
       if (loaded.sha256 === cfg.sha256) config = loaded.config;
-    } catch { /* the file moved or changed since the run: control definitions apply */ }
+    } catch { /* the file moved or changed since the run: the defaults apply */ }
   }
-  return (controlId, kind) => {
-    const c = config?.controls[controlId];
-    const d = defs.get(controlId);
-    return c?.sla_s_by_kind?.[kind] ?? c?.sla_s ?? d?.sla_s_by_kind[kind] ?? d?.sla_s ?? 0;
-  };
+  return (controlId, kind) => slaSeconds(config, defs.get(controlId), kind);
 }
 
 /** The SLA class of an age against an SLA (strictly greater breaches; CONTRACT §3). */
-export function slaClass(ageUs: bigint | null, slaS: number): SlaClass {
-  if (ageUs === null) return 'unknown';
+export function slaClass(ageUs: bigint | null, slaS: number | null): SlaClass {
+  if (ageUs === null || slaS === null) return 'unknown';
   const slaUs = BigInt(slaS) * 1_000_000n;
   if (ageUs > slaUs) return 'breached';
   return ageUs * 4n >= slaUs * 3n && slaUs > 0n ? 'near' : 'ok';
@@ -129,13 +130,7 @@ export type BreakIndex = ReadonlyMap<string, BreakRecord>;
 
 /** Reads every opened break of the store once, for callers that look at many runs. */
 export async function loadBreakIndex(store: ObjectStore): Promise<BreakIndex> {
-  const bs = new BreakStore(store);
-  const out = new Map<string, BreakRecord>();
-  for (const id of await bs.ids()) {
-    const rec = await bs.read(id);
-    if (rec) out.set(id, rec);
-  }
-  return out;
+  return new Map((await new BreakStore(store).readAll()).map((r) => [r.break_id, r]));
 }
 
 /**
@@ -162,8 +157,11 @@ export async function loadRunBreaks(store: ObjectStore, manifest: ManifestV1, op
     const controlId = rec?.control_id ?? listed?.control_id ?? '';
     const kind = rec?.kind ?? listed?.kind ?? '';
     const key = rec?.key ?? listed?.key ?? '';
+    // Same fallbacks as break-summary.ts: a difference naming no record ages from the start of the
+    // window that first observed it.
     const firstObs = [...observations].sort((a, b) => (a.observed_at < b.observed_at ? -1 : a.observed_at > b.observed_at ? 1 : 0))[0];
-    const firstRecord = firstObs?.record_time ?? events.find((e) => e.to_state === 'OPEN')?.record_time ?? null;
+    const opening = events[0];
+    const firstRecord = firstObs?.record_time ?? opening?.record_time ?? firstObs?.window.start ?? opening?.window?.start ?? null;
     const asOfUs = asOf.get(controlId) ?? null;
     const recUs = micros(firstRecord);
     let ageUs = asOfUs !== null && recUs !== null ? asOfUs - recUs : null;
