@@ -58,6 +58,9 @@ export const ManifestV1 = z.object({
   outputs: z.array(z.object({ table: z.string(), key: z.string(), sha256: Sha256, size: z.number(), rows: z.number() })),
   results_digest: Sha256,
   chain: z.object({ sequence: z.number().int().positive(), previous_manifest_sha256: Sha256.nullable() }),
+  fingerprints: z.object({ inputs_sha256: Sha256, code_sha256: Sha256, config_sha256: Sha256 }).optional(),
+  leases: z.array(z.object({ control_id: z.string(), fencing_token: z.number().int().positive(), acquired_at: z.string(), expires_at: z.string() })).optional(),
+  timings_ms: z.record(z.string(), z.number()).optional(),
   runtime: z.object({}).passthrough(),
 }).passthrough();
 
