@@ -93,6 +93,11 @@ describe('reckon run with S3 sources and an S3 store', () => {
     expect(second.chain).toEqual({ sequence: 2, previous_manifest_sha256: fromS3.json.manifest.sha256 });
     expect(second.breaks.map((b: any) => b.disposition).sort()).toEqual(['REOBSERVED', 'REOBSERVED']);
 
+    // The chain and every output verify on S3.
+    const verify = reckon(['manifest', 'verify', '--store', 's3://reckon-store/prod', '--json'], { env: s3.env });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    expect(verify.json).toMatchObject({ ok: true, checked: 2 });
+
     // The DDL names every output table of the store, located under the store prefix.
     const ddl = reckon(['athena', 'ddl', '--store', 's3://reckon-store/prod', '--database', 'recon_prod', '--json'], { env: s3.env });
     expect(ddl.code, ddl.stderr).toBe(0);

@@ -9,7 +9,8 @@ export async function command(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'verify') throw new ConfigError('usage: reckon manifest verify [--store DIR] [--run RUN_ID] [--json]');
   const { values } = parse(rest, { store: { type: 'string' }, run: { type: 'string' }, json: { type: 'boolean' } });
-  const store = await openStore(resolve(values.store ?? 'var/reckon'));
+  const location = values.store ?? 'var/reckon';
+  const store = await openStore(location.startsWith('s3://') ? location : resolve(location));
   const { checked, problems } = await verifyManifests(store, values.run);
   if (values.json) printJson({ ok: problems.length === 0, checked, problems });
   else if (problems.length === 0) process.stdout.write(`ok: ${checked} manifest(s) verified, chain intact\n`);
