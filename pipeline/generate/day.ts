@@ -892,11 +892,18 @@ class DayGenerator {
       s.lines += 1;
       s.linesMinor += lineAmount;
     };
+    const afterCutoff: string[] = [];
+    const nb = BANK_ACCOUNTS.length;
     for (let c = 0; c < count; c++) {
-      const first = c < 3 * BANK_ACCOUNTS.length;
-      const bank = first ? BANK_ACCOUNTS[c % BANK_ACCOUNTS.length] : r.pick(BANK_ACCOUNTS);
+      // The first three rounds give every statement lines (faults sit on the first line of some);
+      // the fourth round posts cash after each cutoff, inside the window: tomorrow's statement.
+      const round = Math.floor(c / nb);
+      const bank = round < 4 ? BANK_ACCOUNTS[c % nb] : r.pick(BANK_ACCOUNTS);
       const s = this.stmt.get(bank.accountId)!;
-      const at = first ? r.wide(Math.max(s.start, s.end - 20 * HOUR), s.end - 1) : r.wide(s.start, Math.max(s.end, this.end) - 1);
+      let at: number;
+      if (round < 3) at = r.wide(Math.max(s.start, s.end - 20 * HOUR), s.end - 1);
+      else if (round === 3 && s.end < this.end) { at = r.wide(s.end, this.end - 1); afterCutoff.push(`PS-C${String(c).padStart(5, '0')}`); }
+      else at = r.wide(s.start, Math.max(s.end, this.end) - 1);
       const amount = BigInt(r.int(1_000, 5_000_000));
       const deposit = r.chance(65);
       let fault: 'omit' | 'short' | 'unreferenced' | undefined;
@@ -917,7 +924,7 @@ class DayGenerator {
     // The treasury sweep: an amount beyond 2^53 minor units, exact end to end.
     const citi = BANK_ACCOUNTS.find((b) => b.bankId === 'CITI')!;
     emit('TREASURY', citi, TREASURY_ACCOUNT, 9_007_199_254_740_993n, true, this.start + 9 * HOUR + 1);
-    this.trap('cash_after_cutoff', 'cash posted on a bank account after its statement cutoff belongs to the next statement: no LEDGER_CASH_UNMATCHED', 'PS-C…');
+    this.trap('cash_after_cutoff', 'cash posted on a bank account after its statement cutoff (inside the window) belongs to the next statement: no LEDGER_CASH_UNMATCHED', ...afterCutoff);
     this.trap('amount_beyond_2_53', 'a treasury deposit of 9007199254740993 minor units (2^53 + 1) stays exact in the ledger, the bank line and every total', 'PS-CTREASURY');
   }
 
@@ -948,7 +955,7 @@ class DayGenerator {
       row(d, 101, opening, closing, true);
       row(dateText(this.start, 1), 102, closing, closing, false);
     }
-    this.trap('statement_out_of_scope', 'yesterday\'s statements and tomorrow\'s incomplete statement lie outside RC04 scope: no difference and RC04 stays ready', 'ST-…');
+    this.trap('statement_out_of_scope', 'yesterday\'s statements and tomorrow\'s incomplete statement (complete=false) lie outside RC04 scope: no difference and RC04 stays ready', ...BANK_ACCOUNTS.map((b) => this.statementId(b, dateText(this.start, 1))));
   }
 
   // ---------------------------------------------------------------- reservations and balances
