@@ -1,4 +1,6 @@
--- RC05 differences (CONTRACT §4).
+-- RC05 differences (CONTRACT §4): the authority (rc05_authority) against the compared build's row
+-- per key (rc05_projection), and the build's freshness. Ages are exact microseconds against as-of
+-- (the smallest watermark of the datasets read); stale only when strictly greater than the SLA.
 WITH build AS (SELECT * FROM rc05_build)
 SELECT 'PROJECTION_KEY_MISSING' AS kind, a.account_id || '|' || a.instrument_id AS key,
        'authority position ' || dec_text(a.position_qty) || ', cost ' || a.cost_minor || ' ' || coalesce(a.cost_currency, '') || '; no projection row' AS detail,
@@ -22,7 +24,7 @@ SELECT 'PROJECTION_COST_MISMATCH', a.account_id || '|' || a.instrument_id,
        'authority ' || a.cost_minor || ' ' || coalesce(a.cost_currency, '') || ' ≠ projection ' || p.cost_minor || ' ' || p.cost_currency,
        epoch_us(p.as_of)::VARCHAR
 FROM rc05_authority a JOIN rc05_projection p USING (account_id, instrument_id)
-WHERE a.cost_minor <> p.cost_minor
+WHERE a.cost_minor <> p.cost_minor OR a.cost_currency IS DISTINCT FROM p.cost_currency -- a cost in another currency is another value
 UNION ALL
 SELECT 'PROJECTION_STALE', b.build_id,
        'as-of ' || ts_text(getvariable('as_of')::TIMESTAMP) || ' − build as_of ' || ts_text(b.earliest_as_of) || ' = ' || us_text(age_us(b.earliest_as_of)) ||
