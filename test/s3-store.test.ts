@@ -43,7 +43,7 @@ describe('S3 locations', () => {
 
 describe('listing and staging past 1,000 objects', () => {
   it('lists and stages 1,500 objects, each with its size, ETag and SHA-256', async () => {
-    const limit = pLimit(16);
+    const limit = pLimit(32);
     const bodies = new Map<string, string>();
     for (let i = 0; i < 1500; i++) bodies.set(`orders/part-${String(i).padStart(4, '0')}.csv`, `order_id\nORD-${i}\n`);
     await Promise.all([...bodies].map(([rel, body]) => limit(() => client.send(new PutObjectCommand({ Bucket: 'reckon-src', Key: `many/${rel}`, Body: body })))));
@@ -55,7 +55,7 @@ describe('listing and staging past 1,000 objects', () => {
 
     const { dir, cleanup } = scratchDir();
     try {
-      const staged = await stageS3Sources('s3://reckon-src/many', dir, { client, retry: FAST, concurrency: 8 });
+      const staged = await stageS3Sources('s3://reckon-src/many', dir, { client, retry: FAST, concurrency: 16 });
       expect(staged.length).toBe(1500);
       for (const o of staged) {
         const body = bodies.get(o.relPath)!;
