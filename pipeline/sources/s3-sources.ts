@@ -98,7 +98,8 @@ async function download(
       });
       await pipeline(r.Body as NodeJS.ReadableStream, tap, createWriteStream(localPath, { flags: 'w' }));
       if (size !== w.size) {
-        throw Object.assign(new Error(`${where}: read ${size} bytes where the listing said ${w.size}`), { code: 'ECONNRESET' });
+        // A short read is a dropped transfer: worth another attempt (isRetryable honours $retryable).
+        throw Object.assign(new Error(`${where}: read ${size} bytes where the listing said ${w.size}`), { $retryable: { throttling: false } });
       }
       return { relPath: w.relPath, key: w.key, size, etag: w.etag, sha256: hash.digest('hex'), localPath };
     });
