@@ -9,6 +9,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { reckon, scratchDir } from './helpers/cli.js';
+import { breakId } from '../pipeline/breaks/break-id.js';
 
 export const WINDOW = '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z';
 export const FAULT = { control_id: 'RC06', kind: 'NOTICE_UNDELIVERED', key: 'INT-2' } as const;
@@ -55,4 +57,24 @@ export function rc06Sources(root: string, watermark = '2026-11-03T00:05:00Z'): R
     breakAgain: () => write('notification_receipts', receipts('FAILED')),
     setWatermark,
   };
+}
+
+/** The id of the fixture's break. */
+export const ID = breakId(FAULT.control_id, FAULT.kind, FAULT.key);
+
+/** A scratch folder with the faulty sources, a store, and CLI shortcuts on them. */
+export function setup(prefix: string) {
+  const tmp = scratchDir(prefix);
+  const src = rc06Sources(tmp.dir);
+  const store = join(tmp.dir, 'store');
+  const run = (extra: string[] = [], window = WINDOW) => reckon(['run', '--control', 'RC06', '--window', window, '--sources', src.dir, '--store', store, '--json', '--quiet', ...extra]);
+  const advance = (to: string, version: number, ...args: string[]) => reckon(['breaks', 'advance', ID, '--to', to, '--expected-version', String(version), '--store', store, '--json', ...args]);
+  const show = () => reckon(['breaks', 'show', ID, '--store', store, '--json']).json;
+  const list = (...args: string[]) => reckon(['breaks', 'list', '--store', store, '--json', ...args]).json;
+  return { tmp, src, store, run, advance, show, list };
+}
+
+/** The disposition a run's --json gave the fixture's difference. */
+export function dispositionOf(r: { json?: { controls: { differences: { kind: string; key: string; disposition: string }[] }[] } }): string | undefined {
+  return r.json?.controls[0].differences.find((d) => d.kind === FAULT.kind && d.key === FAULT.key)?.disposition;
 }

@@ -44,10 +44,10 @@ export const BREAK_OUTPUT_TABLES: { readonly breaks: readonly OutputColumn[]; re
 };
 
 /** Staged rows of the break tables: every value as text or null, in BREAK_OUTPUT_TABLES' column order. */
-export interface BreakOutputRows {
+export type BreakOutputRows = {
   readonly breaks: (string | null)[][];
   readonly break_events: (string | null)[][];
-}
+};
 
 /** A timestamp as [text normalized for the millisecond column, exact ISO text as recorded]. */
 function tsPair(text: string | null | undefined): [string | null, string | null] {

@@ -65,8 +65,8 @@ export interface BreakObservation {
   readonly disposition: Disposition;
 }
 
-/** A break as derived from its log: identity, current state and version, full history. */
-export interface BreakRecord {
+/** A break's identity, current state and version, and its lifecycle log (no observations). */
+export interface BreakLog {
   readonly break_id: string;
   readonly control_id: string;
   readonly kind: string;
@@ -75,6 +75,10 @@ export interface BreakRecord {
   readonly version: number;
   /** Every lifecycle event, version 1 first. */
   readonly events: readonly BreakEvent[];
+}
+
+/** A break as derived from its log, with every observation: the full history. */
+export interface BreakRecord extends BreakLog {
   /** Every observation, oldest `observed_at` first. */
   readonly observations: readonly BreakObservation[];
 }
@@ -96,7 +100,7 @@ export class BreakStore {
     return JSON.parse(body.toString('utf8')) as T;
   }
 
-  private async build(breakId: string, keys: readonly string[]): Promise<BreakRecord | undefined> {
+  private async build(breakId: string, keys: readonly string[], withObservations = true): Promise<BreakRecord | undefined> {
     const eventKeys = keys.filter((k) => k.startsWith(`breaks/${breakId}/events/`) && k.endsWith('.json')).sort();
     if (eventKeys.length === 0) return undefined;
     const events: BreakEvent[] = [];
@@ -105,7 +109,7 @@ export class BreakStore {
       if (e.version !== i + 1) throw new InternalError(`break ${breakId}: event ${eventKeys[i]} holds version ${e.version}, expected ${i + 1}; the log has a gap`);
     });
     const observations: BreakObservation[] = [];
-    for (const k of keys.filter((x) => x.startsWith(`breaks/${breakId}/observations/`) && x.endsWith('.json'))) observations.push(await this.json<BreakObservation>(k));
+    if (withObservations) for (const k of keys.filter((x) => x.startsWith(`breaks/${breakId}/observations/`) && x.endsWith('.json'))) observations.push(await this.json<BreakObservation>(k));
     observations.sort(byObservedAt);
     const last = events[events.length - 1];
     return { break_id: breakId, control_id: events[0].control_id, kind: events[0].kind, key: events[0].key, state: last.to_state, version: last.version, events, observations };
@@ -114,6 +118,19 @@ export class BreakStore {
   /** The break with its full log and observations, or undefined when it was never opened. */
   async read(breakId: string): Promise<BreakRecord | undefined> {
     return this.build(breakId, await this.store.list(`breaks/${breakId}/`));
+  }
+
+  /**
+   * The break's log without its observations (cheaper: a run reads it once per difference, and
+   * observations accumulate with every run), or undefined when it was never opened.
+   */
+  async readLog(breakId: string): Promise<BreakLog | undefined> {
+    const keys = await this.store.list(`breaks/${breakId}/events/`);
+    const rec = await this.build(breakId, keys, false);
+    if (!rec) return undefined;
+    const { observations: _ignored, ...log } = rec;
+    void _ignored;
+    return log;
   }
 
   /** Every break of the store with its full history, sorted by break id (one listing, then reads). */

@@ -18,9 +18,8 @@ import { ConcurrencyError } from '../errors.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { Window } from '../window.js';
 import { formatScaled, parseTimestamp } from '../values.js';
-import { breakAge } from './break-summary.js';
 import { breakId } from './break-id.js';
-import { BreakStore, type BreakEvent, type BreakRecord, type WindowText } from './break-store.js';
+import { BreakStore, type BreakEvent, type BreakLog, type WindowText } from './break-store.js';
 import { REOPENABLE_STATES, type BreakState, type Disposition } from './states.js';
 import { RECONCILER, breakWindow, covers, currentCycle } from './transitions.js';
 
@@ -79,13 +78,14 @@ export async function recordBreaks(
   const bs = new BreakStore(store);
   const w = { start: window.start, end: window.end };
   const out: BreakOutcome[] = [];
+  const asOf = microsOrNull(result.as_of ?? null);
   for (const d of result.differences) {
     const id = breakId(control.control_id, d.kind, d.key);
-    let disposition: Disposition;
+    let decision: Decision;
     for (let attempt = 0; ; attempt++) {
-      const rec = await bs.read(id);
+      const log = await bs.readLog(id);
       try {
-        disposition = await decide(bs, rec, { id, runId, control, d, window: w });
+        decision = await decide(bs, log, { id, runId, control, d, window: w });
         break;
       } catch (e) {
         if (e instanceof ConcurrencyError && attempt < 3) continue; // another run appended first: re-read
@@ -94,16 +94,13 @@ export async function recordBreaks(
     }
     await bs.observe({
       break_id: id, run_id: runId, window: w, observed_at: new Date().toISOString(), record_time: d.record_time,
-      as_of: result.as_of ?? null, detail: d.detail, disposition,
+      as_of: result.as_of ?? null, detail: d.detail, disposition: decision.disposition,
     });
-    const after = await bs.read(id);
-    const first = after ? breakAge(after).first_record_us : microsOrNull(d.record_time);
-    const asOf = microsOrNull(result.as_of ?? null);
-    const ageUs = first !== null && asOf !== null ? asOf - first : null;
+    const ageUs = decision.first_record_us !== null && asOf !== null ? asOf - decision.first_record_us : null;
     const sla = slaSeconds(args.config, control, d.kind);
     out.push({
-      break_id: id, control_id: control.control_id, kind: d.kind, key: d.key, disposition,
-      state: after?.state ?? null, version: after?.version ?? null,
+      break_id: id, control_id: control.control_id, kind: d.kind, key: d.key, disposition: decision.disposition,
+      state: decision.state, version: decision.version,
       age_s: ageUs === null ? null : formatScaled(ageUs, 6), sla_s: sla,
       sla_breached: ageUs === null || sla === null ? null : ageUs > BigInt(sla) * 1_000_000n,
     });
@@ -111,25 +108,38 @@ export async function recordBreaks(
   return out;
 }
 
+/** What the run did with one difference, the break's state and version after it, and the first record time. */
+interface Decision {
+  readonly disposition: Disposition;
+  readonly state: BreakState | null;
+  readonly version: number | null;
+  readonly first_record_us: bigint | null;
+}
+
 async function decide(
   bs: BreakStore,
-  rec: BreakRecord | undefined,
+  log: BreakLog | undefined,
   a: { id: string; runId: string; control: ControlDefinition; d: ResultLike['differences'][number]; window: WindowText },
-): Promise<Disposition> {
+): Promise<Decision> {
+  // The first record time: the opening event's, or (before any) the earliest TIMING observation's, or this one's.
+  let first = microsOrNull(log?.events[0].record_time ?? null);
   if (a.d.disposition === 'TIMING') {
     const thisEnd = endMicros(a.window);
-    const earlier = (await bs.observations(a.id)).some((o) => o.disposition === 'TIMING' && endMicros(o.window) < thisEnd);
-    if (!earlier) return 'TIMING';
+    const timing = (await bs.observations(a.id)).filter((o) => o.disposition === 'TIMING');
+    first ??= microsOrNull(timing[0]?.record_time ?? null);
+    first ??= microsOrNull(a.d.record_time);
+    if (!timing.some((o) => endMicros(o.window) < thisEnd)) return { disposition: 'TIMING', state: log?.state ?? null, version: log?.version ?? null, first_record_us: first };
   }
-  const open = (from: BreakRecord | undefined) => bs.append({
+  first ??= microsOrNull(a.d.record_time);
+  const open = (from: BreakLog | undefined) => bs.append({
     break_id: a.id, version: (from?.version ?? 0) + 1, expected_version: from?.version ?? 0,
     control_id: a.control.control_id, kind: a.d.kind, key: a.d.key,
     from_state: from?.state ?? null, to_state: 'OPEN', actor: RECONCILER, at: new Date().toISOString(),
     evidence: { detail: a.d.detail }, window: a.window, record_time: a.d.record_time, run_id: a.runId,
   });
-  if (!rec) { await open(undefined); return 'OPENED'; }
-  if (REOPENABLE_STATES.includes(rec.state)) { await open(rec); return 'REOPENED'; }
-  return 'REOBSERVED';
+  if (!log) { await open(undefined); return { disposition: 'OPENED', state: 'OPEN', version: 1, first_record_us: first }; }
+  if (REOPENABLE_STATES.includes(log.state)) { await open(log); return { disposition: 'REOPENED', state: 'OPEN', version: log.version + 1, first_record_us: first }; }
+  return { disposition: 'REOBSERVED', state: log.state, version: log.version, first_record_us: first };
 }
 
 /**
@@ -155,7 +165,7 @@ export async function verifyCorrectedBreaks(
   const runWindow = { start: args.window.start, end: args.window.end };
   const candidates = (await bs.lastEvents()).filter((e: BreakEvent) => e.to_state === 'CORRECTED' && ran.has(e.control_id));
   for (const last of candidates) {
-    const rec = await bs.read(last.break_id);
+    const rec = await bs.readLog(last.break_id);
     if (!rec || rec.state !== 'CORRECTED') continue;
     const r = ran.get(rec.control_id)!;
     if (r.differences.some((d) => d.kind === rec.kind && d.key === rec.key)) continue;

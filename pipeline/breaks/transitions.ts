@@ -12,7 +12,7 @@ import { ConcurrencyError, TransitionRuleError } from '../errors.js';
 import { findManifest } from '../manifest.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { parseTimestamp } from '../values.js';
-import type { BreakEvent, BreakRecord, WindowText } from './break-store.js';
+import type { BreakEvent, BreakLog, WindowText } from './break-store.js';
 import { CLASSIFICATIONS, NEXT_STATE, isClassification, type BreakState } from './states.js';
 
 /** The pipeline's actor name in break events (CONTRACT §5). */
@@ -80,26 +80,26 @@ const refuse = (rule: TransitionRule, detail?: string): never => {
 };
 
 /** The events of the break's current cycle: from its latest OPEN (first opening or reopening) on. */
-export function currentCycle(rec: BreakRecord): readonly BreakEvent[] {
+export function currentCycle(rec: Pick<BreakLog, 'events'>): readonly BreakEvent[] {
   let i = rec.events.length - 1;
   while (i > 0 && rec.events[i].to_state !== 'OPEN') i--;
   return rec.events.slice(i);
 }
 
 /** The owner decided at the current cycle's TRIAGED, or null before triage. */
-export function currentOwner(rec: BreakRecord): string | null {
+export function currentOwner(rec: Pick<BreakLog, 'events'>): string | null {
   const t = [...currentCycle(rec)].reverse().find((e) => e.to_state === 'TRIAGED');
   return t?.evidence.owner ?? null;
 }
 
 /** The classification decided at the current cycle's TRIAGED, or null before triage. */
-export function currentClassification(rec: BreakRecord): string | null {
+export function currentClassification(rec: Pick<BreakLog, 'events'>): string | null {
   const t = [...currentCycle(rec)].reverse().find((e) => e.to_state === 'TRIAGED');
   return t?.evidence.classification ?? null;
 }
 
 /** The window of the observation that opened (or last reopened) the break. */
-export function breakWindow(rec: BreakRecord): WindowText | null {
+export function breakWindow(rec: Pick<BreakLog, 'events'>): WindowText | null {
   return currentCycle(rec)[0].window ?? rec.events.find((e) => e.window)?.window ?? null;
 }
 
@@ -121,7 +121,7 @@ export function covers(outer: WindowText, inner: WindowText): boolean {
  * not the break's version, else TransitionRuleError naming the first rule broken, in the order of
  * TRANSITION_RULES' checks below.
  */
-export function planTransition(rec: BreakRecord, req: TransitionRequest, evidenceRun: EvidenceRun | null | undefined, now: Date = new Date()): BreakEvent {
+export function planTransition(rec: BreakLog, req: TransitionRequest, evidenceRun: EvidenceRun | null | undefined, now: Date = new Date()): BreakEvent {
   if (req.expected_version !== rec.version) {
     throw new ConcurrencyError(`break ${rec.break_id} is at version ${rec.version} (${rec.state}); --expected-version ${req.expected_version} is ${req.expected_version < rec.version ? 'stale: another transition landed first' : 'not a version of this break'}`, 'version');
   }
@@ -190,7 +190,7 @@ export function planTransition(rec: BreakRecord, req: TransitionRequest, evidenc
  * break's control and difference. Returns null when the id is not a run id or the store holds no
  * readable manifest of it.
  */
-export async function findEvidenceRun(store: ObjectStore, runId: string, rec: Pick<BreakRecord, 'control_id' | 'kind' | 'key'>): Promise<EvidenceRun | null> {
+export async function findEvidenceRun(store: ObjectStore, runId: string, rec: Pick<BreakLog, 'control_id' | 'kind' | 'key'>): Promise<EvidenceRun | null> {
   const id = runId.trim();
   if (!/^[a-z0-9_-]+$/.test(id)) return null;
   let found;
