@@ -272,12 +272,34 @@ describe('reckon evidence pack --window and --break', () => {
   it('packs one break with the runs that observed it', () => {
     const m = JSON.parse(readFileSync(join(store, 'manifests', `00000001-${first}.json`), 'utf8'));
     const id = m.breaks.find((b: any) => b.kind === 'FILL_QTY_MISMATCH').break_id;
-    const out = join(tmp.dir, 'break-bag.zip');
+    // Move it along its lifecycle first, so the bag carries a log of several events.
+    const t = reckon(['breaks', 'advance', id, '--to', 'TRIAGED', '--actor', 'alice', '--owner', 'alice', '--classification', 'VALUE', '--expected-version', '1', '--store', store]);
+    expect(t.code, t.stderr).toBe(0);
+    const c = reckon(['breaks', 'advance', id, '--to', 'CONTAINED', '--actor', 'alice', '--approver', 'bob', '--note', 'venue asked to confirm', '--expected-version', '2', '--store', store]);
+    expect(c.code, c.stderr).toBe(0);
+    const out = join(tmp.dir, 'break-bag');
     const r = pack(['--break', id, '--out', out]);
     expect(r.code, r.stderr).toBe(0);
     const v = verify(out);
     expect(v.stdout).toMatch(/^ok: /);
     expect(v.code).toBe(0);
+    const files = walk(join(out, 'data'));
+    expect(files.filter((f) => f.startsWith('breaks/'))).toEqual([
+      `breaks/${id}/break.json`, `breaks/${id}/events/000001.json`, `breaks/${id}/events/000002.json`, `breaks/${id}/events/000003.json`,
+      ...[first, rerun].sort().map((run) => `breaks/${id}/observations/${run}.json`),
+    ]);
+    expect(JSON.parse(readFileSync(join(out, 'data', 'breaks', id, 'break.json'), 'utf8'))).toMatchObject({ state: 'CONTAINED', version: 3, events: 3, observations: 2 });
+    expect(files.filter((f) => /^manifests\/.*\.json$/.test(f))).toEqual([`manifests/00000001-${first}.json`, `manifests/00000002-${rerun}.json`]);
+    expect(readFileSync(join(out, 'bag-info.txt'), 'utf8')).toContain(`External-Identifier: reckon:break:${id}\n`);
+
+    // A forged log whose middle event skips a state is caught, even re-manifested.
+    const forged = copyBag(out, 'forged-state');
+    const e2 = join(forged, 'data', 'breaks', id, 'events', '000002.json');
+    writeFileSync(e2, readFileSync(e2, 'utf8').replace('"from_state":"OPEN"', '"from_state":"CORRECTED"'));
+    rebag(forged);
+    const f = verify(forged);
+    expect(f.code).toBe(1);
+    expect(f.stdout.split('\n')[0]).toBe(`FAILED: break ${id}: data/breaks/${id}/events/000002.json moves from CORRECTED but the previous event left it OPEN`);
   });
 });
 

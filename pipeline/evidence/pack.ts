@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { canonicalJson } from '../canonical.js';
-import { ConfigError, ReckonError, type ExitCode } from '../errors.js';
+import { ConfigError, InternalError, ReckonError, type ExitCode } from '../errors.js';
 import type { BreakRecord } from '../breaks/break-store.js';
 import { BreakStore } from '../breaks/break-store.js';
 import { LocalObjectStore, type ObjectStore } from '../store/object-store.js';
@@ -152,7 +152,13 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
   const { store, scope } = opts;
   const now = opts.now ?? new Date();
   const { manifests: all, links } = await readChain(store);
-  const index = await loadBreakIndex(store);
+  let index: ReadonlyMap<string, BreakRecord>;
+  try {
+    index = await loadBreakIndex(store);
+  } catch (e) {
+    if (e instanceof InternalError) integrity(`the break store is inconsistent: ${e.message}`);
+    throw e;
+  }
   const { runs, breakFilter, extraBreak } = await resolveScope(scope, all, index, store);
 
   const payload: PayloadEntry[] = [];

@@ -43,7 +43,7 @@ header.page{border-bottom:3px solid #1b1b1b;margin-bottom:12px;padding-bottom:8p
 .muted{color:#555}.mono,td.num,code{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
 table{border-collapse:collapse;margin:4px 0 10px;min-width:40%}th,td{border:1px solid #cfcfcf;padding:3px 8px;text-align:left;vertical-align:top}
 thead th{background:#f1f1f1}td.num{text-align:right;white-space:nowrap}td.none{color:#777;font-style:italic}
-td,th{overflow-wrap:break-word}td.num,td .num,.badge,.status{white-space:nowrap}
+td,th{overflow-wrap:break-word}td.num,td .num,.badge,.status,.nowrap{white-space:nowrap}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:6px 0}dl.facts dt{font-weight:600}dl.facts dd{margin:0;overflow-wrap:anywhere}
 .status{font-weight:700;white-space:nowrap}
 .badge{display:inline-block;padding:1px 8px;border-radius:3px;color:#fff;font-weight:700;font-size:12.5px}
@@ -53,7 +53,7 @@ dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:
 details{margin:4px 0 10px}summary{cursor:pointer;font-weight:600}
 svg text{font:12px system-ui,"DejaVu Sans",sans-serif}
 .legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
-article.run{margin-top:8px}article.run+article.run{border-top:4px double #999;margin-top:36px;padding-top:8px}
+article.run{margin-top:8px}h2.run-title{font-size:20px;border-bottom:3px solid #1b1b1b}article.run+article.run{border-top:4px double #999;margin-top:36px;padding-top:8px}
 @media print{details{display:block}body{padding:0}}
 `;
 
@@ -68,7 +68,7 @@ export function renderReport(runs: readonly RunView[], meta: ReportMeta): string
   parts.push(`<header class="page"><h1>${esc(title)}</h1><div class="muted">Generated ${esc(meta.generated_at)} by reckon${meta.version ? ` ${esc(meta.version)}` : ''} from store <span class="mono">${esc(meta.store)}</span>. Static page: no script, no network; all figures from the run manifests and break logs.</div></header>`);
   if (runs.length === 0) parts.push('<p class="none">No runs in scope.</p>');
   if (runs.length > 1) parts.push(runIndex(runs));
-  runs.forEach((r, i) => parts.push(renderRun(r, i === 0 ? '' : `-${i}`)));
+  runs.forEach((r, i) => parts.push(renderRun(r, i === 0 ? '' : `-${i}`, runs.length > 1)));
   parts.push('</body></html>');
   return `${parts.join('\n')}\n`;
 }
@@ -93,9 +93,10 @@ function statusBadge(status: string): string {
   return `<span class="badge${cls}">${esc(status)}</span>`;
 }
 
-function renderRun(view: RunView, sfx: string): string {
+function renderRun(view: RunView, sfx: string, titled: boolean): string {
   const m = view.stored.manifest;
   const out: string[] = [`<article class="run" data-run="${esc(m.run_id)}" id="run-${esc(m.run_id)}">`];
+  if (titled) out.push(`<h2 class="run-title">Run <span class="mono">${esc(m.run_id)}</span> ${statusBadge(overallStatus(m))}</h2>`);
   out.push(summary(view, sfx), controls(view, sfx), differencesByKind(m, sfx), breaks(view, sfx), totals(m, sfx), differences(m, sfx), watermarks(m, sfx), quarantine(m, sfx), notes(m));
   out.push('</article>');
   return out.join('\n');
@@ -131,7 +132,7 @@ function controls(view: RunView, sfx: string): string {
     const timing = r.differences.filter((d) => d.disposition === 'TIMING').length;
     return `<tr data-control="${esc(r.control_id)}"><th scope="row">${esc(r.control_id)}</th>`
       + `<td class="status"><span class="badge st-${esc(r.status)}">${esc(r.status)}</span></td>`
-      + `<td class="mono">${esc(r.as_of ?? 'none')}</td><td class="num">${esc(r.differences.length)}</td><td class="num">${esc(timing)}</td>`
+      + `<td class="mono nowrap">${esc(r.as_of ?? 'none')}</td><td class="num">${esc(r.differences.length)}</td><td class="num">${esc(timing)}</td>`
       + `<td class="num">${esc(open)}</td><td class="num${breached ? ' sla-breached' : ''}">${esc(breached)}</td>`
       + `<td>${why.length ? why.map((w) => esc(w)).join('<br>') : '<span class="muted">ready</span>'}</td></tr>`;
   });
