@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reckon, scratchDir } from './helpers/cli.js';
+import { reckon, ROOT, scratchDir } from './helpers/cli.js';
 import { startS3rver, type S3rverHandle } from './helpers/s3rver.js';
 import { filesUnder, writeSmallSources } from './helpers/s3-small-sources.js';
 
@@ -107,6 +107,20 @@ describe('reckon run with S3 sources and an S3 store', () => {
     expect(runsDdl).toContain("LOCATION 's3://reckon-store/prod/outputs/runs/'");
     expect(runsDdl).toContain("'storage.location.template' = 's3://reckon-store/prod/outputs/runs/window_date=${window_date}/'");
     expect(ddl.json.statements.filter((s: any) => s.kind === 'view').map((s: any) => s.name)).toEqual(['latest_accepted_runs', 'open_breaks_by_age']);
+  });
+
+  it('gives the same results digest for the bundled sample day (CSV, JSON Lines and Parquet) read from S3', async () => {
+    const day = join(ROOT, 'fixtures', 'sample-day', 'sources');
+    for (const rel of filesUnder(day)) {
+      await client.send(new PutObjectCommand({ Bucket: 'reckon-sources', Key: `sample/${rel}`, Body: readFileSync(join(day, rel)) }));
+    }
+    const fromLocal = reckon(['run', '--date', '2026-11-02', '--sources', day, '--store', join(local.dir, 'sample'), '--json', '--quiet']);
+    const fromS3 = reckon(['run', '--date', '2026-11-02', '--sources', 's3://reckon-sources/sample', '--store', 's3://reckon-store/sample', '--json', '--quiet'], { env: s3.env });
+    expect(fromLocal.json, fromLocal.stderr).toBeDefined();
+    expect(fromS3.json, fromS3.stderr).toBeDefined();
+    expect(fromS3.code).toBe(fromLocal.code);
+    expect(fromS3.json.results_digest).toBe(fromLocal.json.results_digest);
+    expect(fromS3.json.controls.map((c: any) => c.status)).toEqual(fromLocal.json.controls.map((c: any) => c.status));
   });
 
   it('exits 3 naming the location when the S3 sources cannot be listed, and 2 when the store bucket is missing', () => {
