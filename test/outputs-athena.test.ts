@@ -55,7 +55,8 @@ async function rows(sql: string): Promise<Record<string, any>[]> {
   return (await conn.runAndReadAll(sql)).getRowObjectsJson() as Record<string, any>[];
 }
 
-const ms = (iso: string | null) => (iso === null ? null : `${iso.slice(0, 10)} ${iso.slice(11, 19)}${iso.length > 20 ? `.${(iso.slice(20, -1) + '000').slice(0, 3)}`.replace(/\.000$/, '') : ''}`);
+/** An ISO UTC text truncated to milliseconds, as DuckDB prints a TIMESTAMP (trailing zeros of the fraction dropped). */
+const ms = (iso: string | null) => (iso === null ? null : `${iso.slice(0, 10)} ${iso.slice(11, 19)}${iso.length > 20 ? `.${(iso.slice(20, -1) + '000').slice(0, 3)}`.replace(/\.?0+$/, '') : ''}`);
 
 beforeAll(async () => {
   sources = scratchDir();
