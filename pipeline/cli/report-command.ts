@@ -3,6 +3,7 @@
  * (no script, no network). Exit 0 when written; 2 for usage errors, an unknown run or an existing
  * output file (a report is never overwritten).
  */
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { writeRunReport } from '../report/report.js';
@@ -17,7 +18,9 @@ export async function command(argv: string[]): Promise<number> {
   if (values.help) { process.stdout.write(`${USAGE}\n`); return 0; }
   if (!values.run || !values.out) throw new ConfigError(`--run and --out are required\n${USAGE}`);
   const location = values.store ?? 'var/reckon';
-  const store = await openStore(location.startsWith('s3://') ? location : resolve(location));
+  const where = location.startsWith('s3://') ? location : resolve(location);
+  if (!where.startsWith('s3://') && !(await stat(where).then((s) => s.isDirectory(), () => false))) throw new ConfigError(`--store ${where} is not a folder`);
+  const store = await openStore(where);
   const out = resolve(values.out);
   try {
     const { bytes, run } = await writeRunReport(store, values.run, out);
