@@ -370,7 +370,12 @@ export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[
       let problem: { column: string; rule: string; message: string } | undefined;
       for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
         const kind = kinds.get(k);
-        if (kind === undefined) { extra.add(k); continue; }
+        if (kind === undefined) {
+          // An unknown key is an extra column, unless it cannot be a column name at all.
+          if (/[\u0000-\u001f\u007f]/.test(k) || !wellFormed(k)) problem ??= { column: k.replace(/[\u0000-\u001f\u007f]/g, '?'), rule: 'jsonl_key', message: 'a key holds a control character or a lone surrogate' };
+          else extra.add(k);
+          continue;
+        }
         if (v === null || v === '') { fields.set(k, null); continue; }
         if (isLosslessNumber(v)) {
           if (kind === 'decimal' || kind === 'amount_minor' || kind === 'int') fields.set(k, v.value);
