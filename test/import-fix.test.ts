@@ -23,8 +23,8 @@ const fillsOf = (dir: string, p: string) => csvRecords(readFileSync(join(dir, 'v
 type F = [number, string][];
 const fromVenue = (seq: number, type: string, body: F, extra: F = []): F => [[35, type], [49, 'XLON'], [56, 'OURFIRM'], [34, String(seq)], [52, '20261102-09:30:00.000'], ...extra, ...body];
 const fromUs = (seq: number, type: string, body: F): F => [[35, type], [49, 'OURFIRM'], [56, 'XLON'], [34, String(seq)], [52, '20261102-09:29:00.000'], ...body];
-const fill = (execId: string, order: string, side: string, qty: string, px: string, time: string, cum: string, leaves: string, status: string): F => [
-  [37, `V-${order}`], [11, order], [17, execId], [150, 'F'], [39, status], [55, 'VOD.L'], [54, side], [38, '500'],
+const fill = (execId: string, order: string, side: string, qty: string, px: string, time: string, cum: string, leaves: string, status: string, orderQty = '500'): F => [
+  [37, `V-${order}`], [11, order], [17, execId], [150, 'F'], [39, status], [55, 'VOD.L'], [54, side], [38, orderQty],
   [32, qty], [31, px], [15, 'GBP'], [14, cum], [151, leaves], [6, px], [60, time],
 ];
 
@@ -43,7 +43,7 @@ function session44(): string {
     m(fromVenue(7, '8', fill('EX-2', 'ORD-1', '1', '400', '101.5', '20261102-09:30:01.456789', '500', '0', '2'))),
     m(fromVenue(7, '8', fill('EX-2', 'ORD-1', '1', '400', '101.5', '20261102-09:30:01.456789', '500', '0', '2'), [[43, 'Y'], [122, '20261102-09:30:00.000']])),
     m(fromVenue(8, '8', [[37, 'V-ORD-1'], [11, 'ORD-1'], [17, 'EX-1C'], [19, 'EX-1'], [150, 'H'], [39, '1'], [55, 'VOD.L'], [54, '1'], [14, '400'], [151, '100'], [6, '101.5']])),
-    m(fromVenue(10, '8', fill('EX-3', 'ORD-2', '2', '50', '99.9', '20261102-09:31:00', '50', '0', '2'))),
+    m(fromVenue(10, '8', fill('EX-3', 'ORD-2', '2', '50', '99.9', '20261102-09:31:00', '50', '0', '2', '50'))),
     m(fromVenue(11, '0', []), { checksum: '000' }),
     '',
   ].join('\n');
@@ -69,9 +69,10 @@ describe('FIX session logs', () => {
     expect(entry.fills).toMatchObject({ written: 3, by_venue: { XLON: 3 } });
     const count = (name: string, status: string) => entry.control_totals.filter((c: any) => c.check === name && c.status === status).length;
     expect([count('fix.BodyLength', 'ok'), count('fix.CheckSum', 'ok'), count('fix.CheckSum', 'mismatch')]).toEqual([13, 12, 1]);
-    expect(entry.control_totals.filter((c: any) => c.check === 'fix.CumQty').map((c: any) => [c.scope, c.status])).toEqual([
-      ['order V-ORD-1 fill ExecID EX-1', 'ok'], ['order V-ORD-1 fill ExecID EX-2', 'ok'], ['order V-ORD-2 fill ExecID EX-3', 'ok'],
+    expect(entry.control_totals.filter((c: any) => c.check === 'fix.CumQty').map((c: any) => [c.scope, c.declared, c.recomputed, c.status])).toEqual([
+      ['order V-ORD-1 fill ExecID EX-1', '100', '100', 'ok'], ['order V-ORD-1 fill ExecID EX-2', '500', '500', 'ok'], ['order V-ORD-2 fill ExecID EX-3', '50', '50', 'ok'],
     ]);
+    expect(entry.control_totals.filter((c: any) => c.check === 'fix.LeavesQty').every((c: any) => c.status === 'ok')).toBe(true);
     expect(entry.mismatches.map((m: any) => [m.check, m.detail ?? ''])).toEqual([
       ['fix.CheckSum', expect.stringMatching(/^recomputed − declared = \d+$/)],
       ['fix.trade_correction', 'ExecutionReport ExecID EX-1C (refers to EX-1) is a trade cancel (bust): not imported as a fill; apply it by hand'],

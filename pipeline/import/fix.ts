@@ -17,7 +17,7 @@
  */
 import { ProviderValueError, currencyExponent, type Where } from './amounts.js';
 import { decodeText } from './mt940.js';
-import { emptyResult, tieCheck, type ParsedFill, type ParseResult, type ProviderFile } from './model.js';
+import { emptyResult, tieCheck, type ControlCheck, type ParsedFill, type ParseResult, type ProviderFile } from './model.js';
 import { formatScaled, parseDecimal, parseId } from '../values.js';
 
 interface FixMessage {
@@ -97,6 +97,15 @@ function required(file: ProviderFile, msg: FixMessage, tag: string, name: string
   const v = msg.get(tag);
   if (v === undefined || v === '') throw new ProviderValueError(file.name, msg.line, 'fix_missing', `ExecutionReport (MsgSeqNum ${msg.get('34') ?? '?'}) has no ${name} (${tag})`);
   return v;
+}
+
+/** A check on quantities, declared and recomputed as exact decimal texts. */
+function quantityCheck(check: string, scope: string, declared: bigint, recomputed: bigint, line: number, what: string): ControlCheck {
+  const ok = declared === recomputed;
+  return {
+    check, scope, unit: 'quantity', declared: formatScaled(declared), recomputed: formatScaled(recomputed), status: ok ? 'ok' : 'mismatch',
+    detail: ok ? what : `${what}: recomputed − declared = ${formatScaled(recomputed - declared)}`, line,
+  };
 }
 
 /** FIX UTCTimestamp `YYYYMMDD-HH:MM:SS[.sss…]` → contract local text `YYYY-MM-DDTHH:MM:SS[.ffffff]` (zone UTC). */
@@ -222,14 +231,14 @@ export function parseFix(file: ProviderFile, fileIndex: number): ParseResult {
     const fscope = `order ${msg.get('37') ?? orderId} fill ExecID ${execId}`;
     if (cumText !== undefined) {
       const c = parseDecimal(cumText);
-      if (c.ok) result.checks.push(tieCheck('fix.CumQty', fscope, 'quantity scaled 10^18', c.value, total, { line: msg.line, detail: `CumQty ${cumText} against the sum of LastQty read so far ${formatScaled(total)}` }));
+      if (c.ok) result.checks.push(quantityCheck('fix.CumQty', fscope, c.value, total, msg.line, 'CumQty (14) against the sum of LastQty (32) of the fills read for the order'));
     }
     const leaves = msg.get('151');
     const orderQty = msg.get('38');
     if (leaves !== undefined && orderQty !== undefined && cumText !== undefined) {
       const l = parseDecimal(leaves), o = parseDecimal(orderQty), c = parseDecimal(cumText);
       if (l.ok && o.ok && c.ok && ['1', '2'].includes(msg.get('39') ?? '')) {
-        result.checks.push(tieCheck('fix.LeavesQty', fscope, 'quantity scaled 10^18', o.value, l.value + c.value, { line: msg.line, detail: `OrderQty ${orderQty} against LeavesQty ${leaves} + CumQty ${cumText}` }));
+        result.checks.push(quantityCheck('fix.LeavesQty', fscope, o.value, l.value + c.value, msg.line, 'OrderQty (38) against LeavesQty (151) + CumQty (14)'));
       }
     }
   }
