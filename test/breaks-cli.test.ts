@@ -25,18 +25,20 @@ function finished(child: ChildProcess): Promise<{ code: number; stdout: string; 
 const eventFiles = (store: string, id: string) => readdirSync(join(store, 'breaks', id, 'events')).filter((f) => f.endsWith('.json')).sort();
 
 describe('reckon breaks on a one-break store', () => {
-  const tmp = scratchDir('reckon-breaks-cli-');
-  const store = join(tmp.dir, 'store');
+  let tmp: ReturnType<typeof scratchDir>;
+  let store: string;
   const id = breakId(FAULT.control_id, FAULT.kind, FAULT.key);
   const s = (...args: string[]) => [...args, '--store', store];
 
   beforeAll(() => {
+    tmp = scratchDir('reckon-breaks-cli-');
+    store = join(tmp.dir, 'store');
     const src = rc06Sources(tmp.dir);
     const run = reckon(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--json']);
     expect(run.code).toBe(1);
     expect(run.json.controls[0].differences).toEqual([expect.objectContaining({ kind: FAULT.kind, key: FAULT.key, break_id: id, disposition: 'OPENED' })]);
   });
-  afterAll(() => tmp.cleanup());
+  afterAll(() => tmp?.cleanup());
 
   it('lists the break with the fields of the contract', () => {
     const r = reckon(s('breaks', 'list', '--json'));
@@ -120,8 +122,9 @@ describe('reckon breaks on a one-break store', () => {
 });
 
 describe('all-kinds run twice into one store', () => {
-  const tmp = scratchDir('reckon-breaks-allkinds-');
-  afterAll(() => tmp.cleanup());
+  let tmp: ReturnType<typeof scratchDir>;
+  beforeAll(() => { tmp = scratchDir('reckon-breaks-allkinds-'); });
+  afterAll(() => tmp?.cleanup());
   const caseDir = join(SHARED, 'conformance', 'cases', 'all-kinds');
 
   it('leaves exactly one break per expected difference', () => {

@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scratchDir } from './helpers/cli.js';
 import { controlOwner, loadConfig, slaSeconds } from '../pipeline/config.js';
 import { loadControls } from '../pipeline/controls.js';
@@ -14,8 +14,9 @@ const controls = loadControls();
 const def = (id: string) => controls.find((c) => c.control_id === id)!;
 
 describe('break configuration', () => {
-  const tmp = scratchDir('reckon-breaks-config-');
-  afterAll(() => tmp.cleanup());
+  let tmp: ReturnType<typeof scratchDir>;
+  beforeAll(() => { tmp = scratchDir('reckon-breaks-config-'); });
+  afterAll(() => tmp?.cleanup());
   const file = (name: string, text: string) => { const p = join(tmp.dir, name); writeFileSync(p, text); return p; };
 
   it('defaults to the SLAs of CONTRACT §5 and the controls’ owners', async () => {

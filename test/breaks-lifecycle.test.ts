@@ -4,10 +4,10 @@
  * automatically as `reconciler` with the run's manifest digest; the fault coming back reopens it.
  * Also: verification by a person with a run as evidence (timing rules and ageing: breaks-timing).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckon, reckonAsync } from './helpers/cli.js';
 import { ID, WINDOW, dispositionOf, setup } from './breaks-fixture.js';
 
@@ -18,8 +18,9 @@ function correct(t: ReturnType<typeof setup>, from: number): void {
 }
 
 describe('correct, verify automatically, reopen', () => {
-  const t = setup('reckon-breaks-life-');
-  afterAll(() => t.tmp.cleanup());
+  let t: ReturnType<typeof setup>;
+  beforeAll(() => { t = setup('reckon-breaks-life-'); });
+  afterAll(() => t?.tmp.cleanup());
 
   it('walks the whole lifecycle twice', () => {
     const r1 = t.run();
@@ -92,8 +93,9 @@ function finished(child: ChildProcess, until?: string): Promise<{ code: number |
 }
 
 describe('verification by a person', () => {
-  const t = setup('reckon-breaks-verify-');
-  afterAll(() => t.tmp.cleanup());
+  let t: ReturnType<typeof setup>;
+  beforeAll(() => { t = setup('reckon-breaks-verify-'); });
+  afterAll(() => t?.tmp.cleanup());
   const verify = (actor: string, runId?: string) => t.advance('VERIFIED', 4, '--actor', actor, ...(runId ? ['--evidence-ref', runId] : []));
 
   it('needs a run after CORRECTED that covered the window, ran the control and no longer observes the break', async () => {
@@ -113,7 +115,10 @@ describe('verification by a person', () => {
     expect(t.show().state).toBe('CORRECTED');
 
     // A clean run stopped right after publishing its manifest, before automatic verification.
-    const child = reckonAsync(['run', '--control', 'RC06', '--window', WINDOW, '--sources', t.src.dir, '--store', t.store, '--json'], { env: { RECKON_FAULT_PAUSE: 'published' } });
+    // Its scratch folder is left behind by the kill: keep it inside this test's folder.
+    const scratch = join(t.tmp.dir, 'tmp');
+    mkdirSync(scratch);
+    const child = reckonAsync(['run', '--control', 'RC06', '--window', WINDOW, '--sources', t.src.dir, '--store', t.store, '--json'], { env: { RECKON_FAULT_PAUSE: 'published', TMPDIR: scratch } });
     const killed = await finished(child, 'reckon-fault: paused at published');
     expect(killed.code).toBeNull();
     const manifests = readdirSync(join(t.store, 'manifests')).filter((f) => f.endsWith('.json')).sort();

@@ -20,12 +20,14 @@ import { openStore } from '../pipeline/store/object-store.js';
 const ID = breakId(FAULT.control_id, FAULT.kind, FAULT.key);
 
 describe('break output tables', () => {
-  const tmp = scratchDir('reckon-breaks-out-');
-  const store = join(tmp.dir, 'store');
+  let tmp: ReturnType<typeof scratchDir>;
+  let store: string;
   let instance: DuckDBInstance;
   let conn: DuckDBConnection;
 
   beforeAll(async () => {
+    tmp = scratchDir('reckon-breaks-out-');
+    store = join(tmp.dir, 'store');
     const src = rc06Sources(tmp.dir);
     expect(reckon(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--quiet']).code).toBe(1);
     const adv = (to: string, v: string, ...a: string[]) => expect(reckon(['breaks', 'advance', ID, '--to', to, '--expected-version', v, '--store', store, ...a]).code).toBe(0);
@@ -34,7 +36,7 @@ describe('break output tables', () => {
     instance = await DuckDBInstance.create(':memory:');
     conn = await instance.connect();
   });
-  afterAll(() => { conn?.closeSync(); instance?.closeSync(); tmp.cleanup(); });
+  afterAll(() => { conn?.closeSync(); instance?.closeSync(); tmp?.cleanup(); });
 
   it('writes breaks and break_events with typed columns and exact text beside them', async () => {
     const rows = await breakOutputRows(await openStore(store), { runId: 'run-test', config: (await loadConfig()).config, controls: loadControls() });
@@ -78,8 +80,9 @@ describe('break output tables', () => {
 });
 
 describe('write-once event log', () => {
-  const tmp = scratchDir('reckon-breaks-log-');
-  afterAll(() => tmp.cleanup());
+  let tmp: ReturnType<typeof scratchDir>;
+  beforeAll(() => { tmp = scratchDir('reckon-breaks-log-'); });
+  afterAll(() => tmp?.cleanup());
 
   it('lets exactly one of many concurrent appends of a version land', async () => {
     const bs = new BreakStore(await openStore(tmp.dir));

@@ -5,13 +5,14 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckon } from './helpers/cli.js';
 import { ID, dispositionOf, setup } from './breaks-fixture.js';
 
 describe('timing rules', () => {
-  const t = setup('reckon-breaks-timing-');
-  afterAll(() => t.tmp.cleanup());
+  let t: ReturnType<typeof setup>;
+  beforeAll(() => { t = setup('reckon-breaks-timing-'); });
+  afterAll(() => t?.tmp.cleanup());
   const config = (maxAgeS: number) => {
     const path = join(t.tmp.dir, `timing-${maxAgeS}.json`);
     writeFileSync(path, JSON.stringify({ timing_rules: [{ control: 'RC06', kind: 'NOTICE_UNDELIVERED', max_age_s: maxAgeS }] }));
@@ -57,8 +58,9 @@ describe('timing rules', () => {
 });
 
 describe('ageing and SLA', () => {
-  const t = setup('reckon-breaks-sla-');
-  afterAll(() => t.tmp.cleanup());
+  let t: ReturnType<typeof setup>;
+  beforeAll(() => { t = setup('reckon-breaks-sla-'); });
+  afterAll(() => t?.tmp.cleanup());
   const withSla = (slaS: number, byKind = false) => {
     const path = join(t.tmp.dir, `sla-${slaS}-${byKind}.yaml`);
     writeFileSync(path, byKind ? `controls:\n  RC06:\n    sla_s: 1\n    sla_s_by_kind:\n      NOTICE_UNDELIVERED: ${slaS}\n` : `controls:\n  RC06:\n    sla_s: ${slaS}\n    owner: notices-desk\n`);
