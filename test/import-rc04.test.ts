@@ -7,7 +7,8 @@
  * cutoff deciding which postings belong to it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { reckon, scratchDir } from './helpers/cli.js';
 import { corpus, fixMessage, twoPageStatement, writeDataset } from './import-fixtures.js';
@@ -29,6 +30,14 @@ function ledgerExtract(sources: string, watermark: string, postings: [string, st
   writeDataset(sources, 'positions', ['as_of', 'account_id', 'instrument_id', 'quantity', 'cost_minor', 'cost_currency'], [], watermark);
   writeDataset(sources, 'executions', ['executed_at', 'execution_id', 'order_id', 'account_id', 'venue_id', 'venue_fill_id', 'instrument_id', 'side', 'fill_qty', 'price', 'price_currency', 'execution_seq', 'ingested_at'], [], watermark);
   writeDataset(sources, 'custodian_positions', ['business_date', 'timezone', 'cutoff_local', 'custodian_id', 'account_id', 'instrument_id', 'quantity', 'statement_seq', 'complete'], [], watermark);
+}
+
+/** The first value under `key` anywhere in a JSON document. */
+function findKey(doc: any, key: string): any {
+  if (!doc || typeof doc !== 'object') return undefined;
+  if (key in doc) return doc[key];
+  for (const v of Object.values(doc)) { const f = findKey(v, key); if (f !== undefined) return f; }
+  return undefined;
 }
 
 const byKey = (ds: any[]) => [...ds].map((d) => [d.kind, d.key, d.detail]).sort((a, b) => (`${a[0]}|${a[1]}` < `${b[0]}|${b[1]}` ? -1 : 1));
@@ -66,6 +75,11 @@ describe('import → RC04', () => {
     // Lines −1000 equal the ledger's DEBIT − CREDIT inside [2013-12-26T17:00Z, 2013-12-27T17:00Z): no BANK_CASH_MISMATCH.
     expect(rc04.totals.bank_statement_cash_minor).toEqual({ 'BANK-EUR-DE|EUR': '-1000' });
     expect(rc04.totals.ledger_cash_minor).toEqual({ 'BANK-EUR-DE|EUR': '-1000' });
+    // The run's manifest carries the import report: the provider file's SHA-256 and its mismatch.
+    const manifest = JSON.parse(readFileSync(run.json.manifest.path, 'utf8'));
+    const report = manifest.inputs?.sources?.datasets?.bank_statements?.import_report ?? findKey(manifest, 'import_report');
+    expect(report.imports[0].file).toMatchObject({ name: 'viafintech-with-debit.xml', sha256: createHash('sha256').update(readFileSync(corpus('camt053/viafintech-with-debit.xml'))).digest('hex') });
+    expect(report.imports[0].mismatches.map((m: any) => m.check)).toEqual(['camt053.statement_rollforward']);
   });
 
   it('a two-page camt.053 statement and a FIX log, imported together with their ledger extract, reconcile CLEAN', () => {
