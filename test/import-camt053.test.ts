@@ -206,6 +206,17 @@ describe('camt.053 hand-written', () => {
     expect(csvOf(out, 'bank_statement_lines', file)[0].amount_minor).toBe('1500');
   });
 
+  it('a reference that cannot be a contract id (it holds |) is written empty and reported, the amount kept', () => {
+    const dir = scratch();
+    const file = join(dir, 'pipe.xml');
+    writeFileSync(file, camtPage({ page: 1, last: true, balances: bal('OPBD', '0', 'CRDT') + bal('CLBD', '1.00', 'CRDT'), entries: entry('1.00', 'CRDT', '<TxDtls><Refs><EndToEndId>A|B</EndToEndId></Refs></TxDtls>') }));
+    const out = join(dir, 'sources');
+    const r = reckon(['import', 'camt053', file, '--out', out, ...CAL]);
+    expect(r.code).toBe(1);
+    expect(csvOf(out, 'bank_statement_lines', file)).toEqual([{ statement_id: 'STMT-20261102', line_id: '1', amount_minor: '100', value_date: '2026-11-02', reference: '' }]);
+    expect(importReport(out, 'bank_statements').imports[0].mismatches).toEqual([expect.objectContaining({ check: 'reference_not_representable', scope: 'statement STMT-20261102 line 1' })]);
+  });
+
   it('needs a statement calendar: without --timezone/--cutoff or an account map entry nothing is written (exit 2)', () => {
     const dir = scratch();
     const r = reckon(['import', 'camt053', corpus('camt053/genkgo-v2-multi-statement.xml'), '--out', join(dir, 'sources'), '--bank-id', 'X']);

@@ -17,8 +17,8 @@ import { datasetSpec } from '../datasets.js';
 import { ConfigError, InputError } from '../errors.js';
 import { ianaZone } from '../local-time.js';
 import { parseCutoff, parseId, parseTimestamp } from '../values.js';
-import { EMPTY_ACCOUNT_MAP, lookupAccount, venueIdFor, type AccountMap } from './account-map.js';
-import { currencyExponent, minorToMajorText, ProviderValueError } from './amounts.js';
+import { lookupAccount, venueIdFor, type AccountMap } from './account-map.js';
+import { currencyExponent, minorToMajorText } from './amounts.js';
 import { parseBai2 } from './bai2.js';
 import { parseCamt053 } from './camt053.js';
 import { parseFix } from './fix.js';
@@ -209,7 +209,7 @@ export async function runImport(req: ImportRequest): Promise<ImportOutcome> {
         if (s.unwritten.length) addFinding(i, { check: 'statement_not_written', scope: scopeOf(s), detail: s.unwritten.join('; ') });
       }
       const entry = fileEntry(f, req, results[i], checks.get(i)!, findings.get(i)!, outs);
-      stmtEntries.push({ ...entry, statements: mine.map(statementReport) });
+      stmtEntries.push({ ...entry, statements: mine.map((s) => statementReport(s, files)) });
       summaries.push(summaryOf(req.format, f, results[i], checks.get(i)!, findings.get(i)!, {
         statements_written: written.length, statements_unwritten: mine.length - written.length, lines_written: lineRows.length, fills_written: 0,
       }));
@@ -326,8 +326,11 @@ function balanceReport(b: ParsedStatement['opening']) {
   return b ? { code: b.code, amount_minor: b.amountMinor.toString(), currency: b.currency, text: b.text, date: b.date ?? b.dateTime ?? null } : null;
 }
 
-function statementReport(s: FinalStatement): Record<string, unknown> {
+function statementReport(s: FinalStatement, files: readonly ProviderFile[]): Record<string, unknown> {
   const p = s.parsed;
+  // Pages name their file, not its position in the command, so the report does not depend on argument order.
+  const pages = p.extra.pages as { file_index: number }[] | undefined;
+  const detail = pages ? { ...p.extra, pages: pages.map(({ file_index, ...rest }) => ({ file: files[file_index].name, ...rest })) } : p.extra;
   const sum = p.lines.reduce((a, l) => a + l.amountMinor, 0n);
   return {
     statement_id: s.statementId,
@@ -350,7 +353,7 @@ function statementReport(s: FinalStatement): Record<string, unknown> {
     lines_debit_minor: p.lines.filter((l) => l.amountMinor < 0n).reduce((a, l) => a - l.amountMinor, 0n).toString(),
     complete: p.complete,
     ...(p.incompleteReasons.length ? { incomplete_because: p.incompleteReasons } : {}),
-    detail: p.extra,
+    detail,
   };
 }
 
@@ -414,4 +417,3 @@ export function checkCalendar(timezone: string | undefined, cutoff: string | und
   if (cutoff !== undefined && !parseCutoff(cutoff).ok) throw new ConfigError(`--cutoff '${cutoff}' is not HH:MM or HH:MM:SS (00:00:00–23:59:59)`);
 }
 
-export { EMPTY_ACCOUNT_MAP, ProviderValueError };
