@@ -317,7 +317,8 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
       } finally {
         // Parquet rows may arrive in any order: entries are listed by row so every run lists them alike.
         if (file.format === 'parquet') fileEntries.sort((a, b) => (a.row ?? Number.MAX_SAFE_INTEGER) - (b.row ?? Number.MAX_SAFE_INTEGER));
-        quarantine.push(...fileEntries);
+        // One by one: a spread of a million entries would overflow the call stack.
+        for (const e of fileEntries) quarantine.push(e);
       }
 
       async function loadFile(realPath: string | undefined): Promise<void> {

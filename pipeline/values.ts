@@ -73,6 +73,16 @@ export function epochDays(y: number, m: number, d: number): number | undefined {
   return Math.round(date.getTime() / 86_400_000);
 }
 
+// Extracts repeat a few calendar days millions of times: their day numbers are remembered.
+const dayCache = new Map<string, number | undefined>();
+function cachedEpochDays(key: string, ys: string, mos: string, ds: string): number | undefined {
+  if (dayCache.has(key)) return dayCache.get(key);
+  const days = epochDays(Number(ys), Number(mos), Number(ds));
+  if (dayCache.size >= 4096) dayCache.clear();
+  dayCache.set(key, days);
+  return days;
+}
+
 /** Earliest and latest instants a timestamp may denote: 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z. */
 export const TIMESTAMP_MIN_MICROS = -62_135_596_800_000_000n;
 export const TIMESTAMP_MAX_MICROS = 253_402_300_799_999_999n;
@@ -95,7 +105,7 @@ function parseWall(text: string, requireZone: boolean): Parsed<WallTime> {
   if (requireZone && zone === undefined) return bad('timestamp_without_zone', `'${clip(text)}' has no zone (Z or ±HH:MM); a timestamp without zone is rejected`);
   if (!requireZone && zone !== undefined) return bad('local_timestamp_with_zone', `'${clip(text)}' is a local time and must not carry a zone`);
   if (ys === '0000') return bad('timestamp_range', `'${clip(text)}' is before year 0001`);
-  const days = epochDays(Number(ys), Number(mos), Number(ds));
+  const days = cachedEpochDays(text.slice(0, 10), ys, mos, ds);
   if (days === undefined) return bad('timestamp_date', `'${clip(text)}' is not a real calendar date`);
   const h = Number(hs), mi = Number(mis), s = Number(ss);
   if (h > 23 || mi > 59 || s > 59) return bad('timestamp_time', `'${clip(text)}' has an impossible time of day`);

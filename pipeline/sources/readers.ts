@@ -293,7 +293,21 @@ export async function* readCsv(file: SourceFile): AsyncGenerator<ReadEvent> {
         yield { type: 'record_error', row, line: b.line, raw: '', rule: 'blank_line', message: 'blank line between records (a record with no fields)' };
       }
       row += 1;
-      const raw = lossyText(stripEol(rec.bytes));
+      if (!rec.oversized && !rec.openQuote && body.indexOf(QUOTE) < 0 && body.indexOf(CR) < 0 && isUtf8(body)) {
+        // Fast path (most records): no quotes, no CR, valid UTF-8 — the fields are the text split at commas.
+        const text = body.toString('utf8');
+        const values = text.split(',');
+        const raw = text.length > RAW_KEEP_CHARS ? `${text.slice(0, RAW_KEEP_CHARS)}…` : text;
+        if (values.length !== header.length) {
+          yield { type: 'record_error', row, line: rec.line, raw, rule: 'field_count', message: `record has ${values.length} fields; the header has ${header.length}` };
+          continue;
+        }
+        const fields = new Map<string, string | null>();
+        for (let i = 0; i < header.length; i++) fields.set(header[i], values[i] === '' ? null : values[i]);
+        yield { type: 'record', row, line: rec.line, raw, fields };
+        continue;
+      }
+      const raw = lossyText(body);
       if (rec.oversized) {
         yield { type: 'record_error', row, line: rec.line, raw, rule: 'record_too_large', message: `the record holds ${rec.size} bytes; at most ${MAX_RECORD_BYTES} are read (raw text shows its start)` };
         continue;
