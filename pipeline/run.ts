@@ -20,12 +20,13 @@ import { createLogger, type RunLogger } from './log.js';
 import { faultPoint } from './fault.js';
 import { promoteOutputs, recoverStaging, stageOutputs } from './publish.js';
 import { codeFingerprint, controlFileHashes, inputsFingerprint } from './fingerprint.js';
-import { writeOutputs } from './outputs.js';
+import { OUTPUT_TABLES, writeOutputs } from './outputs.js';
+import { BREAK_OUTPUT_TABLES, breakOutputRows } from './breaks/break-outputs.js';
 import { repoPath } from './paths.js';
 import { recordBreaks, verifyCorrectedBreaks, type BreakOutcome } from './breaks/run-breaks.js';
 import { openStore, type ObjectStore } from './store/object-store.js';
 import { locateSources, type RemoteObjectInfo } from './sources/locate.js';
-import { formatMicros } from './values.js';
+import { formatMicros, parseTimestamp } from './values.js';
 import { windowDate, type Window } from './window.js';
 import type { Disposition } from './breaks/states.js';
 import type { ManifestV1 } from '../manifests/v1/schema.js';
@@ -203,7 +204,15 @@ async function recoverEarlierRuns(store: ObjectStore, logger: RunLogger): Promis
       } catch { return false; }
     },
   );
-  for (const id of r.promoted) logger.warn(`rolled forward run ${id}: its manifest was published, its outputs are now promoted`);
+  for (const id of r.promoted) {
+    logger.warn(`rolled forward run ${id}: its manifest was published, its outputs are now promoted`);
+    const m = await findManifest(store, id);
+    if (!m) continue;
+    const doc = m.manifest;
+    const w = { start: doc.window.start, end: doc.window.end, startMicros: parseTs(doc.window.start), endMicros: parseTs(doc.window.end) };
+    const defs = loadControls().filter((c) => doc.controls.includes(c.control_id));
+    await verifyCorrectedBreaks(store, { runId: id, window: w, controls: defs, results: doc.results as unknown as ControlResult[], manifestSha256: m.sha256, manifestKey: m.key, startedAt: doc.started_at });
+  }
   for (const id of r.discarded) logger.warn(`discarded staging of run ${id}: it stopped before publishing a manifest`);
 }
 
@@ -245,7 +254,6 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
       for (const c of common) await runScript(conn, c.text);
       return evaluateControls(conn, req, controls, loads, logger);
     });
-    const resultsDigest = resultsDigestOf(req.window, results, loaded);
 
     // Breaks: open, reobserve or reopen, before the manifest that lists them (CONTRACT §5).
     const breakOutcomes = await timed(timings, 'breaks_ms', async () => {
@@ -253,12 +261,19 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
       for (const r of results) all.push(...(await recordBreaks(store, { runId, window: req.window, control: controls.find((c) => c.control_id === r.control_id)!, result: r, config })));
       return all;
     });
-    const finalResults: ControlResult[] = results.map((r) => ({ ...r, differences: r.differences.map((d) => ({ ...d, ...breakFor(breakOutcomes, r.control_id, d) })) }));
-    const exitCode = exitCodeForStatuses(results.map((r) => r.status));
-    const overall: ControlStatus = (['INCOMPLETE', 'NOT_READY', 'BREAKS', 'CLEAN'] as const).find((s) => results.some((r) => r.status === s)) ?? 'CLEAN';
+    // A TIMING difference seen in an earlier window opens its break now: its control is then BREAKS.
+    const finalResults: ControlResult[] = results.map((r) => {
+      const differences = r.differences.map((d) => ({ ...d, ...breakFor(breakOutcomes, r.control_id, d) }));
+      const status: ControlStatus = r.status === 'CLEAN' && differences.some((d) => d.disposition !== 'TIMING') ? 'BREAKS' : r.status;
+      return { ...r, status, differences };
+    });
+    const exitCode = exitCodeForStatuses(finalResults.map((r) => r.status));
+    const overall: ControlStatus = (['INCOMPLETE', 'NOT_READY', 'BREAKS', 'CLEAN'] as const).find((s) => finalResults.some((r) => r.status === s)) ?? 'CLEAN';
+    const resultsDigest = resultsDigestOf(req.window, finalResults, loaded);
+    const breakRows = await breakOutputRows(store, { runId, config, controls: allControls });
 
     const outputs = await timed(timings, 'outputs_ms', async () => {
-      const files = await writeOutputs(conn, join(scratch, 'staging'), windowDate(req.window), runId, outputRows(runId, req, finalResults, loaded, resultsDigest, startedAt));
+      const files = await writeOutputs(conn, join(scratch, 'staging'), windowDate(req.window), runId, { ...outputRows(runId, req, finalResults, loaded, resultsDigest, startedAt), ...breakRows }, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES });
       await store.putOnce(`_staging/${runId}/_owner.json`, JSON.stringify({ pid: process.pid, host: hostname(), started_at: startedAt.toISOString() }));
       await stageOutputs(store, runId, files);
       return files;
@@ -296,7 +311,10 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
         fingerprints,
         results: finalResults.map((r) => ({ ...r })),
         quarantine: { count: loaded.quarantine.length, listed: Math.min(loaded.quarantine.length, 1000), entries: loaded.quarantine.slice(0, 1000).map((q) => ({ ...q, raw: q.raw.slice(0, 2048) })) },
-        breaks: breakOutcomes.map((b) => ({ break_id: b.break_id, control_id: b.control_id, kind: b.kind, key: b.key, disposition: b.disposition })),
+        breaks: breakOutcomes.map((b) => ({
+          break_id: b.break_id, control_id: b.control_id, kind: b.kind, key: b.key, disposition: b.disposition,
+          state: b.state, version: b.version, age_s: b.age_s, sla_s: b.sla_s, sla_breached: b.sla_breached,
+        })),
         notes: notesFor(loaded),
         outputs: outputs.map((o) => ({ table: o.table, key: o.key, sha256: o.sha256, size: o.size, rows: o.rows })),
         results_digest: resultsDigest,
@@ -308,7 +326,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     });
     await faultPoint('published');
     await promoteOutputs(store, runId, outputs);
-    await verifyCorrectedBreaks(store, { runId, window: req.window, controls, results, manifestSha256: published.sha256, startedAt: startedAt.toISOString() });
+    await verifyCorrectedBreaks(store, { runId, window: req.window, controls, results: finalResults, manifestSha256: published.sha256, manifestKey: published.key, startedAt: startedAt.toISOString() });
     logger.info(`published ${published.key} sha256 ${published.sha256}`, { phase: 'publish', manifest: published.key, status: overall });
     return {
       run_id: runId, status: overall, exit_code: exitCode, window: { start: req.window.start, end: req.window.end },
@@ -321,6 +339,12 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     instance.closeSync();
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+function parseTs(iso: string): bigint {
+  const p = parseTimestamp(iso);
+  if (!p.ok) throw new Error(`bad timestamp in a manifest: ${iso}`);
+  return p.value;
 }
 
 function storePath(store: ObjectStore, key: string): string {
