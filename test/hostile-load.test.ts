@@ -273,6 +273,15 @@ describe('file faults (CONTRACT §2)', () => {
     expect(ds(r2, 'executions').records_loaded).toBe(1);
   });
 
+  it('a file whose 150,000 records are all bad: every one quarantined and counted, no crash', async () => {
+    const bad = day.executions.rows[0].map((v) => (v === 'BUY' ? 'buy' : v));
+    const text = `${header}\n${Array.from({ length: 150_000 }, (_, k) => csvLine(bad.map((v, i) => (i === 1 ? `EXE-${k}` : v)))).join('\n')}\n`;
+    const r = await load(root({ 'executions/x.csv': text }));
+    expect(r.quarantine).toHaveLength(150_000);
+    expect(r.quarantine[149_999]).toMatchObject({ row: 150_000, line: 150_001, column: 'side', rule: 'enum_value' });
+    expect(ds(r, 'executions')).toMatchObject({ records_read: 150_000, records_loaded: 0, quarantined: 150_000 });
+  });
+
   it('a missing required column quarantines every row; a duplicated column too; extra columns are listed', async () => {
     const t = day.executions;
     const noPrice: Table = { header: t.header.filter((h) => h !== 'price'), rows: t.rows.map((r) => r.filter((_, i) => t.header[i] !== 'price')) };
