@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { z } from 'zod';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { InternalError, invariant } from './errors.js';
+import { InputError, InternalError, invariant } from './errors.js';
 import { repoPath } from './paths.js';
 import { DATASETS } from './datasets.js';
 
@@ -115,6 +115,20 @@ export interface ControlEvaluation {
  * definition is emitted, or when one (kind, key) is listed twice.
  */
 export async function evaluateControl(conn: DuckDBConnection, def: ControlDefinition): Promise<ControlEvaluation> {
+  try {
+    return await evaluate(conn, def);
+  } catch (e) {
+    // A sum beyond DECIMAL(38) (e.g. two amounts of 38 digits each) cannot be totalled exactly.
+    // That is a property of the input, not a bug: say so and stop with exit 3, never 70.
+    const msg = (e as Error).message ?? '';
+    if (/Overflow|out of range/i.test(msg) && !(e instanceof InternalError)) {
+      throw new InputError(`${def.control_id}: a control total or comparison exceeds 38 digits and cannot be computed exactly (${msg.split('\n')[0]}); the input holds amounts or quantities too large to total`, undefined, undefined, undefined, undefined, 'total_overflow');
+    }
+    throw e;
+  }
+}
+
+async function evaluate(conn: DuckDBConnection, def: ControlDefinition): Promise<ControlEvaluation> {
   if (def.sql.prepare) await runScript(conn, def.sql.prepare);
   const totals: Record<string, string | Record<string, string>> = {};
   for (const r of await queryScript(conn, def.sql.totals!)) {
