@@ -60,7 +60,7 @@ describe('SIGKILL at any point', () => {
     const rerun = reckon(['run', '--window', WINDOW, '--sources', SOURCES, '--store', store, '--json']);
     expect(rerun.code).toBe(1);
     expect(manifests(store)).toHaveLength(2);
-    expect(outputs(store).filter((f) => f.endsWith('.parquet'))).toHaveLength(8);
+    expect(outputs(store).filter((f) => f.endsWith(".parquet"))).toHaveLength(12); // 6 tables × 2 runs
     expect(reckon(['manifest', 'verify', '--store', store]).code).toBe(0);
   });
 });

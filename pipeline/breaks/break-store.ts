@@ -9,6 +9,7 @@
  * A difference recorded only as TIMING has observations but no events: it is not a break (yet),
  * so `read` returns undefined for it and `ids`/`readAll` leave it out.
  */
+import pLimit from 'p-limit';
 import type { ObjectStore } from '../store/object-store.js';
 import { AlreadyExistsError } from '../store/object-store.js';
 import { canonicalJson } from '../canonical.js';
@@ -103,13 +104,13 @@ export class BreakStore {
   private async build(breakId: string, keys: readonly string[], withObservations = true): Promise<BreakRecord | undefined> {
     const eventKeys = keys.filter((k) => k.startsWith(`breaks/${breakId}/events/`) && k.endsWith('.json')).sort();
     if (eventKeys.length === 0) return undefined;
-    const events: BreakEvent[] = [];
-    for (const k of eventKeys) events.push(await this.json<BreakEvent>(k));
+    const events: BreakEvent[] = await Promise.all(eventKeys.map((k) => this.json<BreakEvent>(k)));
     events.forEach((e, i) => {
       if (e.version !== i + 1) throw new InternalError(`break ${breakId}: event ${eventKeys[i]} holds version ${e.version}, expected ${i + 1}; the log has a gap`);
     });
-    const observations: BreakObservation[] = [];
-    if (withObservations) for (const k of keys.filter((x) => x.startsWith(`breaks/${breakId}/observations/`) && x.endsWith('.json'))) observations.push(await this.json<BreakObservation>(k));
+    const observations: BreakObservation[] = withObservations
+      ? await Promise.all(keys.filter((x) => x.startsWith(`breaks/${breakId}/observations/`) && x.endsWith('.json')).map((k) => this.json<BreakObservation>(k)))
+      : [];
     observations.sort(byObservedAt);
     const last = events[events.length - 1];
     return { break_id: breakId, control_id: events[0].control_id, kind: events[0].kind, key: events[0].key, state: last.to_state, version: last.version, events, observations };
@@ -136,12 +137,9 @@ export class BreakStore {
   /** Every break of the store with its full history, sorted by break id (one listing, then reads). */
   async readAll(): Promise<BreakRecord[]> {
     const byId = groupById(await this.store.list('breaks/'));
-    const out: BreakRecord[] = [];
-    for (const id of [...byId.keys()].sort()) {
-      const rec = await this.build(id, byId.get(id)!);
-      if (rec) out.push(rec);
-    }
-    return out;
+    const limit = pLimit(16);
+    const recs = await Promise.all([...byId.keys()].sort().map((id) => limit(() => this.build(id, byId.get(id)!))));
+    return recs.filter((r): r is BreakRecord => r !== undefined);
   }
 
   /**

@@ -12,6 +12,7 @@
  * or BREAKS, whose window the run covered, corrected before the run started, and not observed by
  * the run, is VERIFIED by `reconciler` with the run id and manifest digest as proof.
  */
+import pLimit from 'p-limit';
 import { slaSeconds, type Config } from '../config.js';
 import type { ControlDefinition } from '../controls.js';
 import { ConcurrencyError } from '../errors.js';
@@ -79,7 +80,13 @@ export async function recordBreaks(
   const w = { start: window.start, end: window.end };
   const out: BreakOutcome[] = [];
   const asOf = microsOrNull(result.as_of ?? null);
-  for (const d of result.differences) {
+  // Differences of one control name distinct breaks, so their store I/O can overlap (bounded).
+  const limit = pLimit(STORE_CONCURRENCY);
+  const outcomes = await Promise.all(result.differences.map((d) => limit(() => recordOne(d))));
+  out.push(...outcomes);
+  return out;
+
+  async function recordOne(d: ResultLike['differences'][number]): Promise<BreakOutcome> {
     const id = breakId(control.control_id, d.kind, d.key);
     let decision: Decision;
     for (let attempt = 0; ; attempt++) {
@@ -98,15 +105,17 @@ export async function recordBreaks(
     });
     const ageUs = decision.first_record_us !== null && asOf !== null ? asOf - decision.first_record_us : null;
     const sla = slaSeconds(args.config, control, d.kind);
-    out.push({
+    return {
       break_id: id, control_id: control.control_id, kind: d.kind, key: d.key, disposition: decision.disposition,
       state: decision.state, version: decision.version,
       age_s: ageUs === null ? null : formatScaled(ageUs, 6), sla_s: sla,
       sla_breached: ageUs === null || sla === null ? null : ageUs > BigInt(sla) * 1_000_000n,
-    });
+    };
   }
-  return out;
 }
+
+/** How many break-store objects a run reads or writes at once. */
+const STORE_CONCURRENCY = 16;
 
 /** What the run did with one difference, the break's state and version after it, and the first record time. */
 interface Decision {
