@@ -94,6 +94,11 @@ export function configIssuesAgainstControls(config: Config, controls: readonly C
   for (const [id, cfg] of Object.entries(config.controls)) {
     const def = byId.get(id);
     if (!def) { issues.push({ path: `controls.${id}`, message: `unknown control; known: ${known}` }); continue; }
+    for (const [name, value] of Object.entries(cfg.params ?? {})) {
+      const known = def.params[name];
+      if (known === undefined) issues.push({ path: `controls.${id}.params.${name}`, message: `${id} has no parameter ${name}; its parameters: ${Object.keys(def.params).join(', ') || 'none'}` });
+      else if (typeof known !== typeof value) issues.push({ path: `controls.${id}.params.${name}`, message: `must be a ${typeof known} like the default ${JSON.stringify(known)}` });
+    }
     for (const kind of Object.keys(cfg.sla_s_by_kind ?? {})) {
       if (!def.difference_kinds.includes(kind)) issues.push({ path: `controls.${id}.sla_s_by_kind.${kind}`, message: `${id} emits no difference kind ${kind}; its kinds: ${def.difference_kinds.join(', ')}` });
     }

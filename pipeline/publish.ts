@@ -6,7 +6,9 @@
  * rolled forward by the next run, which promotes what is missing. Nothing published is rewritten.
  */
 import { sha256Hex } from './canonical.js';
-import { AlreadyExistsError, type ObjectStore } from './store/object-store.js';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AlreadyExistsError, LocalObjectStore, type ObjectStore } from './store/object-store.js';
 import type { OutputObject } from './outputs.js';
 
 /** Stages local output files under `_staging/<run_id>/<final key>`. */
@@ -38,6 +40,8 @@ export async function promoteOutputs(store: ObjectStore, runId: string, outputs:
 /** Deletes a run's staging objects. */
 export async function clearStaging(store: ObjectStore, runId: string): Promise<void> {
   for (const k of await store.list(`_staging/${runId}`)) await store.deleteScratch(k);
+  // A local store also drops the run's now empty staging folders.
+  if (store instanceof LocalObjectStore) await rm(join(store.root, '_staging', runId), { recursive: true, force: true });
 }
 
 /**

@@ -25,7 +25,7 @@ import { BREAK_OUTPUT_TABLES, breakOutputRows } from './breaks/break-outputs.js'
 import { repoPath } from './paths.js';
 import { recordBreaks, verifyCorrectedBreaks, type BreakOutcome } from './breaks/run-breaks.js';
 import { openStore, type ObjectStore } from './store/object-store.js';
-import { locateSources, type RemoteObjectInfo } from './sources/locate.js';
+import { checkLocalSources, locateSources, type RemoteObjectInfo } from './sources/locate.js';
 import { formatMicros, parseTimestamp } from './values.js';
 import { windowDate, type Window } from './window.js';
 import type { Disposition } from './breaks/states.js';
@@ -232,6 +232,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
   const store = await openStore(req.store);
   const { config } = req.config;
   if (req.rerunOf && !(await findManifest(store, req.rerunOf))) throw new ConfigError(`--rerun-of ${req.rerunOf}: no published manifest of that run in ${store.location}`);
+  if (!req.sources.startsWith('s3://')) await checkLocalSources(req.sources);
   await recoverEarlierRuns(store, logger);
   const leases = await acquireLeases(store, controls.map((c) => c.control_id), req.window, runId);
   await faultPoint('leased');

@@ -10,7 +10,7 @@
  * header, or with `--json` one object `{query_execution_id, columns, rows}` where each row is an
  * object of column → text (null for NULL). Usage errors exit 2.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError, ReckonError } from '../errors.js';
 import { athenaDdl, ddlScript } from '../athena/ddl.js';
 import { parse, printJson } from './args.js';
 
@@ -22,8 +22,13 @@ const USAGE = `usage:
 export async function command(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === '--help' || sub === '-h' || sub === 'help') { process.stdout.write(`${USAGE}\n`); return 0; }
-  if (sub === 'ddl') return ddl(rest);
-  if (sub === 'query') return query(rest);
+  try {
+    if (sub === 'ddl') return await ddl(rest);
+    if (sub === 'query') return await query(rest);
+  } catch (e) {
+    if (e instanceof ReckonError) throw e;
+    throw new ConfigError(`reckon athena ${sub}: ${(e as Error).message} (check AWS_REGION, credentials and the endpoint)`);
+  }
   throw new ConfigError(`reckon athena needs ddl or query\n${USAGE}`);
 }
 

@@ -10,6 +10,7 @@ type Command = (argv: string[]) => Promise<number>;
 /** Subcommand → module exporting `command(argv)`. */
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   run: () => import('./run-command.js'),
+  runs: () => import('./runs-command.js'),
   manifest: () => import('./manifest-command.js'),
   breaks: () => import('./breaks-command.js'),
   generate: () => import('./generate-command.js'),
@@ -26,6 +27,7 @@ const USAGE = `usage: reckon <command> [options]
                   [--sources DIR|s3://…] [--store DIR|s3://…] [--config FILE]
                   [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
                   [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]
+  reckon runs     [--store DIR] [--window START/END] [--json]      (published runs, oldest first)
   reckon manifest verify [--store DIR] [--run RUN_ID] [--json]
   reckon breaks   list|show|advance …          (reckon breaks --help)
   reckon generate --orders N --date D --out DIR [--seed S] [--format csv|parquet]
@@ -46,10 +48,20 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return cmd ? 0 : 2;
   }
+  if (cmd === '--version' || cmd === 'version') {
+    const { readFileSync } = await import('node:fs');
+    const { repoPath } = await import('../paths.js');
+    process.stdout.write(`reckon ${(JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string }).version}\n`);
+    return 0;
+  }
   const load = COMMANDS[cmd];
   if (!load) {
     process.stderr.write(`reckon: unknown command '${cmd}'\n${USAGE}`);
     return 2;
+  }
+  if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h') && (cmd === 'run' || cmd === 'runs')) {
+    process.stdout.write(USAGE);
+    return 0;
   }
   try {
     const { command } = await load();
@@ -58,6 +70,8 @@ export async function main(argv: string[]): Promise<number> {
     const code = exitCodeOf(e);
     const what = e instanceof ReckonError ? `${e.name}: ${e.message}` : `internal error: ${(e as Error)?.stack ?? String(e)}`;
     process.stderr.write(`reckon: ${what}\n`);
+    // With --json a caller parses stdout: give it one object saying what failed.
+    if (rest.includes('--json')) process.stdout.write(`${JSON.stringify({ error: { type: e instanceof ReckonError ? e.name : 'InternalError', message: (e as Error)?.message ?? String(e) }, exit_code: code })}\n`);
     return code;
   }
 }

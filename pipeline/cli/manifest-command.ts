@@ -1,16 +1,20 @@
 /** `reckon manifest verify [--store S] [--run RUN_ID] [--json]`: exit 0 when the chain holds, 1 naming the first broken link. */
 import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { verifyManifests } from '../manifest.js';
+import { existsSync } from 'node:fs';
+import { findManifest, verifyManifests } from '../manifest.js';
 import { openStore } from '../store/object-store.js';
 import { parse, printJson } from './args.js';
 
 export async function command(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
+  if (sub === '--help' || sub === 'help' || rest.includes('--help')) { process.stdout.write('reckon manifest verify [--store DIR|s3://…] [--run RUN_ID] [--json]\n'); return 0; }
   if (sub !== 'verify') throw new ConfigError('usage: reckon manifest verify [--store DIR] [--run RUN_ID] [--json]');
   const { values } = parse(rest, { store: { type: 'string' }, run: { type: 'string' }, json: { type: 'boolean' } });
   const location = values.store ?? 'var/reckon';
+  if (!location.startsWith('s3://') && !existsSync(resolve(location))) throw new ConfigError(`--store ${location}: no store there`);
   const store = await openStore(location.startsWith('s3://') ? location : resolve(location));
+  if (values.run !== undefined && !(await findManifest(store, values.run))) throw new ConfigError(`--run ${values.run}: no published manifest of that run in ${store.location}`);
   const { checked, problems } = await verifyManifests(store, values.run);
   if (values.json) printJson({ ok: problems.length === 0, checked, problems });
   else if (problems.length === 0) process.stdout.write(`ok: ${checked} manifest(s) verified, chain intact\n`);

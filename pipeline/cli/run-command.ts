@@ -24,7 +24,8 @@ export async function command(argv: string[]): Promise<number> {
   const window = values.date !== undefined ? windowForDate(values.date) : windowForRange(values.window!);
   const trigger = (values.trigger ?? 'manual') as Trigger;
   if (!TRIGGERS.includes(trigger)) throw new ConfigError(`--trigger must be one of ${TRIGGERS.join(', ')}`);
-  if (trigger === 'incident' && (!values['rerun-of'] || !values.reason)) throw new ConfigError('--trigger incident needs --rerun-of RUN_ID and --reason TEXT');
+  const lineage = [trigger === 'incident', values['rerun-of'] !== undefined, values.reason !== undefined];
+  if (lineage.some(Boolean) && !lineage.every(Boolean)) throw new ConfigError('an incident rerun needs --trigger incident, --rerun-of RUN_ID and --reason TEXT together');
   if (values['rerun-of'] !== undefined && !/^[a-z0-9_-]+$/.test(values['rerun-of'])) throw new ConfigError(`--rerun-of '${values['rerun-of']}' is not a run id`);
   const controls = values.control ? values.control.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) : [];
   const config = await loadConfig(values.config);

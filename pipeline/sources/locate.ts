@@ -5,7 +5,7 @@
  * (S3 key, size, ETag, SHA-256 of the bytes read) returned for the manifest.
  */
 import { stat } from 'node:fs/promises';
-import { InputError } from '../errors.js';
+import { ConfigError } from '../errors.js';
 
 /** Per-object metadata from a remote source, keyed by path relative to the source root (`orders/part-1.csv`). */
 export type RemoteObjectInfo = ReadonlyMap<string, { readonly size: number; readonly etag?: string; readonly key: string; readonly sha256?: string }>;
@@ -19,10 +19,11 @@ export interface LocatedSources {
 
 /**
  * Returns the local folder for `location`, staging remote sources under `scratch` (created if
- * needed). Throws InputError (exit 3) if the location is unreadable, ConfigError (exit 2) if an
- * `s3://` location is malformed.
+ * needed). Throws ConfigError (exit 2) if a local folder does not exist or is not a folder (a
+ * deployment mistake, not quarantined input), InputError (exit 3) if an `s3://` location cannot be read.
  */
 export async function locateSources(location: string, scratch: string): Promise<LocatedSources> {
+  if (!location.startsWith('s3://')) await checkLocalSources(location);
   if (location.startsWith('s3://')) {
     const { mkdir } = await import('node:fs/promises');
     const { stageS3Sources } = await import('./s3-sources.js');
@@ -30,10 +31,14 @@ export async function locateSources(location: string, scratch: string): Promise<
     const staged = await stageS3Sources(location, scratch);
     return { root: scratch, location, remote: new Map(staged.map((o) => [o.relPath, { size: o.size, etag: o.etag, key: o.key, sha256: o.sha256 }])) };
   }
+  return { root: location, location };
+}
+
+/** Throws ConfigError unless `location` is an existing local folder. */
+export async function checkLocalSources(location: string): Promise<void> {
   try {
     if (!(await stat(location)).isDirectory()) throw new Error('not a directory');
   } catch (e) {
-    throw new InputError(`the source location ${location} is not a readable folder: ${(e as Error).message}`);
+    throw new ConfigError(`--sources ${location} is not a readable folder (${(e as Error).message}); give the folder that holds one folder per dataset`);
   }
-  return { root: location, location };
 }

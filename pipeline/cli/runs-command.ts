@@ -1,0 +1,36 @@
+/**
+ * `reckon runs [--store DIR|s3://…] [--window START/END] [--json]`: the published runs of a store,
+ * in chain order, with window, trigger, lineage, status per control and manifest digest, so that
+ * run ids for `report`, `evidence pack`, `--rerun-of` and `--evidence-ref` are easy to find.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { listManifests } from '../manifest.js';
+import { openStore } from '../store/object-store.js';
+import { windowForRange } from '../window.js';
+import { parse, printJson } from './args.js';
+
+export async function command(argv: string[]): Promise<number> {
+  const { values } = parse(argv, { store: { type: 'string' }, window: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' } });
+  if (values.help) { process.stdout.write('reckon runs [--store DIR|s3://…] [--window START/END] [--json]\n'); return 0; }
+  const location = values.store ?? 'var/reckon';
+  if (!location.startsWith('s3://') && !existsSync(resolve(location))) throw new ConfigError(`--store ${location}: no store there`);
+  const store = await openStore(location.startsWith('s3://') ? location : resolve(location));
+  const w = values.window ? windowForRange(values.window) : undefined;
+  const rows = (await listManifests(store))
+    .filter((m) => !w || (m.manifest.window.start === w.start && m.manifest.window.end === w.end))
+    .map((m) => ({
+      sequence: m.manifest.chain.sequence, run_id: m.manifest.run_id, window: m.manifest.window, trigger: m.manifest.trigger,
+      parent_run_id: m.manifest.parent_run_id, reason: m.manifest.reason, started_at: m.manifest.started_at,
+      statuses: Object.fromEntries(m.manifest.results.map((r) => [r.control_id, r.status])),
+      results_digest: m.manifest.results_digest, manifest: { key: m.key, sha256: m.sha256 },
+    }));
+  if (values.json) printJson(rows);
+  else if (rows.length === 0) process.stdout.write('no published runs\n');
+  else for (const r of rows) {
+    const st = Object.entries(r.statuses).map(([c, s]) => `${c}:${s}`).join(' ');
+    process.stdout.write(`${String(r.sequence).padStart(4)}  ${r.run_id}  [${r.window.start}, ${r.window.end})  ${r.trigger}${r.parent_run_id ? ` rerun-of ${r.parent_run_id}` : ''}  ${st}\n`);
+  }
+  return 0;
+}
