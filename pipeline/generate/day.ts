@@ -174,6 +174,7 @@ class DayGenerator {
   private ledgerSeq = 0;
   private readonly venueSeq = { prev: new Map<string, number>(), today: new Map<string, number>(), next: new Map<string, number>() };
   private seqGap: { venue: string; missing: number } | null = null;
+  private readonly fileDays: Record<'prev' | 'today' | 'next', string>;
 
   // Aggregates (bounded by accounts × instruments × currencies).
   private readonly keys = new Map<string, KeyState>();
@@ -207,6 +208,7 @@ class DayGenerator {
     this.width = Math.max(6, String(opts.orders).length);
     this.accounts = Array.from({ length: clientAccountCount(opts.orders) }, (_, i) => clientAccountId(i + 1));
     this.rng = new Prng(opts.seed, 'orders');
+    this.fileDays = { prev: dateText(this.start, -1).replace(/-/g, ''), today: dateText(this.start).replace(/-/g, ''), next: dateText(this.start, 1).replace(/-/g, '') };
     for (const b of BANK_ACCOUNTS) {
       this.stmt.set(b.accountId, {
         start: cutoffUs(b.zone, dateText(this.start, -1), b.cutoff), end: cutoffUs(b.zone, opts.date, b.cutoff), lines: 0, linesMinor: 0n, ledgerMinor: 0n,
@@ -750,10 +752,10 @@ class DayGenerator {
     counter.set(venue.id, seq);
     const qty = f.venue.qty ?? f.qty;
     const price = f.venue.price ?? f.price;
-    const fileDay = which === 'prev' ? dateText(this.start, -1) : which === 'next' ? dateText(this.start, 1) : dateText(this.start);
+    const fileDay = this.fileDays[which];
     this.w('venue_fills').write([
       localText(venue.zone, f.at), venue.zone, venue.id, f.venueFillId, p.id, inst.id, p.side,
-      f.venue.qtyText ?? decText(qty, inst.qtyScale), f.venue.priceText ?? decText(price, inst.priceScale), inst.currency, String(seq), `${venue.id}-${fileDay.replace(/-/g, '')}`,
+      f.venue.qtyText ?? decText(qty, inst.qtyScale), f.venue.priceText ?? decText(price, inst.priceScale), inst.currency, String(seq), `${venue.id}-${fileDay}`,
     ]);
     if (which === 'today') {
       this.t.venueFills += 1;

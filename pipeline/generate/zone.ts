@@ -11,7 +11,10 @@ const HOUR_US = 3_600_000_000;
 export const DAY_US = 86_400_000_000;
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
-const offsetCache = new Map<string, number>();
+/** Offsets per zone, keyed by minute since the epoch (numeric keys: this is the hot path at scale). */
+const offsetCache = new Map<string, Map<number, number>>();
+/** `YYYY-MM-DDTHH:MM` per minute since the epoch. */
+const minuteText = new Map<number, string>();
 
 function formatter(zone: string): Intl.DateTimeFormat {
   let f = formatters.get(zone);
@@ -27,16 +30,17 @@ function formatter(zone: string): Intl.DateTimeFormat {
 /** UTC offset of `zone` at the instant `utcUs`, in microseconds (whole minutes; cached per minute). */
 export function offsetUs(zone: string, utcUs: number): number {
   const minute = Math.floor(utcUs / MIN_US);
-  const key = `${zone}|${minute}`;
-  let off = offsetCache.get(key);
+  let perZone = offsetCache.get(zone);
+  if (!perZone) { perZone = new Map(); offsetCache.set(zone, perZone); }
+  let off = perZone.get(minute);
   if (off === undefined) {
     const ms = minute * 60_000;
     const p: Record<string, number> = {};
     for (const part of formatter(zone).formatToParts(new Date(ms))) if (part.type !== 'literal') p[part.type] = Number(part.value);
     const wallMs = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
     off = (wallMs - ms) * 1000;
-    if (offsetCache.size > 200_000) offsetCache.clear();
-    offsetCache.set(key, off);
+    if (perZone.size > 200_000) perZone.clear();
+    perZone.set(minute, off);
   }
   return off;
 }
@@ -58,7 +62,16 @@ export function dateText(dayStartUs: number, days = 0): string {
 
 function wallText(wallUs: number, withFraction: boolean): string {
   const micros = ((wallUs % 1_000_000) + 1_000_000) % 1_000_000;
-  const base = new Date((wallUs - micros) / 1000).toISOString().slice(0, 19);
+  const seconds = (wallUs - micros) / 1_000_000;
+  const minute = Math.floor(seconds / 60);
+  let prefix = minuteText.get(minute);
+  if (prefix === undefined) {
+    prefix = new Date(minute * 60_000).toISOString().slice(0, 16);
+    if (minuteText.size > 200_000) minuteText.clear();
+    minuteText.set(minute, prefix);
+  }
+  const sec = seconds - minute * 60;
+  const base = `${prefix}:${sec < 10 ? '0' : ''}${sec}`;
   return withFraction || micros !== 0 ? `${base}.${String(micros).padStart(6, '0')}` : base;
 }
 
