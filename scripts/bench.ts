@@ -1,0 +1,105 @@
+/**
+ * `npm run bench` (issue 5): for each size and format, measures `reckon run --all` on a generated
+ * day (wall time, rows per second, peak RSS) beside DuckDB's raw scan of the same files (the
+ * floor) and, at the smallest size in CSV, the naive baseline (RC03 in plain Node streams with
+ * decimal.js) against `reckon run --control RC03`. Ratios, not absolute times, are the claims.
+ * Writes BENCHMARKS.md. Environment:
+ *   BENCH_SIZES=1000000,10000000   orders per generated day
+ *   BENCH_FORMATS=parquet,csv
+ *   BENCH_DIR=/work/bench           where generated days are kept between runs (generated once)
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { repoPath } from '../pipeline/paths.js';
+
+const sizes = (process.env.BENCH_SIZES ?? '1000000,10000000').split(',').map(Number);
+const formats = (process.env.BENCH_FORMATS ?? 'parquet,csv').split(',');
+const benchDir = process.env.BENCH_DIR ?? '/work/bench';
+const DATE = '2026-11-02';
+const node = process.execPath;
+
+interface Timed { wall_s: number; peak_rss_mib: number; code: number; stdout: string; stderr: string }
+
+function timed(args: string[]): Timed {
+  const r = spawnSync('/usr/bin/time', ['-f', '__TIME__ %e %M', node, ...args], { encoding: 'utf8', maxBuffer: 1 << 30, cwd: repoPath('.') });
+  const m = /__TIME__ ([0-9.]+) ([0-9]+)/.exec(r.stderr);
+  if (!m) throw new Error(`no timing for ${args.join(' ')}: ${r.stderr.slice(-2000)}`);
+  return { wall_s: Number(m[1]), peak_rss_mib: Math.round(Number(m[2]) / 1024), code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+function ensureDay(n: number, fmt: string): string {
+  const dir = join(benchDir, `day-${n}-${fmt}`);
+  if (existsSync(join(dir, '_expected.json'))) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  process.stderr.write(`generating ${n} orders (${fmt}) into ${dir}\n`);
+  const g = timed(['bin/reckon.js', 'generate', '--orders', String(n), '--date', DATE, '--out', dir, '--format', fmt, '--seed', '1']);
+  if (g.code !== 0) throw new Error(`generate failed: ${g.stderr}`);
+  return dir;
+}
+
+function bytesOf(dir: string): number {
+  let total = 0;
+  for (const d of readdirSync(dir, { withFileTypes: true })) {
+    if (d.isDirectory()) total += bytesOf(join(dir, d.name));
+    else if (!d.name.startsWith('_')) total += readFileSync(join(dir, d.name)).length;
+  }
+  return total;
+}
+
+interface Row { orders: number; format: string; rows: number; bytes: number; run: Timed; floor: Timed; statuses: string; timings: Record<string, number> }
+const results: Row[] = [];
+let naive: { orders: number; naive: Timed; reckon: Timed } | undefined;
+
+for (const n of sizes) {
+  for (const fmt of formats) {
+    const dir = ensureDay(n, fmt);
+    const floor = timed(['dist/scripts/raw-scan.js', dir, fmt]);
+    const store = mkdtempSync(join(tmpdir(), 'reckon-bench-store-'));
+    const run = timed(['bin/reckon.js', 'run', '--date', DATE, '--all', '--sources', dir, '--store', store, '--quiet', '--json']);
+    const doc = JSON.parse(run.stdout);
+    const manifest = JSON.parse(readFileSync(doc.manifest.path, 'utf8'));
+    const rows = Object.values(manifest.sources.datasets as Record<string, { records_read: number }>).reduce((a, d) => a + d.records_read, 0);
+    results.push({ orders: n, format: fmt, rows, bytes: bytesOf(dir), run, floor, statuses: doc.controls.map((c: { control_id: string; status: string }) => `${c.control_id} ${c.status}`).join(', '), timings: manifest.timings_ms });
+    if (n === Math.min(...sizes) && fmt === 'csv') {
+      const naiveRun = timed(['dist/scripts/naive-rc03.js', dir, `${DATE}T00:00:00Z`, '2026-11-03T00:00:00Z']);
+      const rc03 = timed(['bin/reckon.js', 'run', '--date', DATE, '--control', 'RC03', '--sources', dir, '--store', join(store, 'rc03'), '--quiet', '--json']);
+      naive = { orders: n, naive: naiveRun, reckon: rc03 };
+    }
+    rmSync(store, { recursive: true, force: true });
+    process.stderr.write(`${n} ${fmt}: reckon ${run.wall_s} s, floor ${floor.wall_s} s\n`);
+  }
+}
+
+const cpu = cpus()[0]?.model ?? 'unknown';
+const duckdbVersion = JSON.parse(readFileSync(repoPath('node_modules/@duckdb/node-api/package.json'), 'utf8')).version;
+let kernel = '';
+try { kernel = execFileSync('uname', ['-sr'], { encoding: 'utf8' }).trim(); } catch { /* ignore */ }
+const f1 = (x: number) => x.toFixed(1);
+const lines = [
+  '# Benchmarks',
+  '',
+  `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Machine: ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${kernel}, Node ${process.version}, DuckDB ${duckdbVersion} (threads 2, memory_limit 6GB, spilling to a temp folder). Data: \`reckon generate --orders N --date ${DATE} --seed 1\` (every difference kind injected). Ratios, not absolute times, are the claims; the machine may have been shared.`,
+  '',
+  '| orders | format | input rows | input MiB | reckon run --all (s) | rows/s | peak RSS (MiB) | raw scan floor (s) | floor peak RSS (MiB) | reckon ÷ floor |',
+  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ...results.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.format} | ${r.rows.toLocaleString('en')} | ${f1(r.bytes / 2 ** 20)} | ${f1(r.run.wall_s)} | ${Math.round(r.rows / r.run.wall_s).toLocaleString('en')} | ${r.run.peak_rss_mib} | ${f1(r.floor.wall_s)} | ${r.floor.peak_rss_mib} | ${f1(r.run.wall_s / r.floor.wall_s)}× |`),
+  '',
+  '## Phases (ms, from each run\'s manifest `timings_ms`)',
+  '',
+  ...results.map((r) => `- ${r.orders.toLocaleString('en')} ${r.format}: ${Object.entries(r.timings).map(([k, v]) => `${k} ${v}`).join(', ')}; statuses: ${r.statuses}`),
+  '',
+  '## Claims',
+  '',
+];
+for (const fmt of formats) {
+  const small = results.find((r) => r.format === fmt && r.orders === Math.min(...sizes));
+  const big = results.find((r) => r.format === fmt && r.orders === Math.max(...sizes));
+  if (small && big && small !== big) lines.push(`- ${fmt}: time from ${small.orders.toLocaleString('en')} to ${big.orders.toLocaleString('en')} orders grows ${f1(big.run.wall_s / small.run.wall_s)}× for ${f1(big.orders / small.orders)}× the orders (target ≤ 11×); peak RSS ${big.run.peak_rss_mib} MiB at ${big.orders.toLocaleString('en')} (target ≤ 4096).`);
+  for (const r of results.filter((x) => x.format === fmt)) lines.push(`- ${fmt} ${r.orders.toLocaleString('en')}: full RC01–RC06 is ${f1(r.run.wall_s / r.floor.wall_s)}× the raw-scan floor (target ≤ 4× on Parquet at 10M).`);
+}
+if (naive) lines.push(`- naive baseline at ${naive.orders.toLocaleString('en')} orders (CSV): plain Node streams + decimal.js RC03 ${f1(naive.naive.wall_s)} s, peak ${naive.naive.peak_rss_mib} MiB; \`reckon run --control RC03\` ${f1(naive.reckon.wall_s)} s, peak ${naive.reckon.peak_rss_mib} MiB: reckon is ${f1(naive.naive.wall_s / naive.reckon.wall_s)}× faster (target ≥ 20×). The naive baseline validates nothing and quarantines nothing.`);
+lines.push('', 'Re-run: `npm run bench` (BENCH_SIZES, BENCH_FORMATS, BENCH_DIR select sizes, formats and where generated days are kept).', '');
+writeFileSync(repoPath('BENCHMARKS.md'), lines.join('\n'));
+process.stdout.write(lines.join('\n'));

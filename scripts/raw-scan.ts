@@ -1,0 +1,34 @@
+/**
+ * The benchmark's floor (issue 5): DuckDB's own scan of a generated day — per dataset, the row
+ * count and the exact sum of every decimal, amount and int column — with the same DuckDB
+ * settings as a run. Usage: node dist/scripts/raw-scan.js DIR csv|parquet
+ */
+import { readdirSync, symlinkSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { DATASETS } from '../pipeline/datasets.js';
+import { DUCKDB_MEMORY_LIMIT, DUCKDB_THREADS } from '../pipeline/run.js';
+
+const [dir, format] = process.argv.slice(2);
+const scratch = mkdtempSync(join(tmpdir(), 'reckon-scan-'));
+const db = await DuckDBInstance.create(':memory:', { threads: String(DUCKDB_THREADS), memory_limit: DUCKDB_MEMORY_LIMIT, temp_directory: join(scratch, 'tmp') });
+const conn = await db.connect();
+const out: Record<string, string[]> = {};
+let n = 0;
+for (const d of DATASETS) {
+  let files: string[];
+  try { files = readdirSync(join(dir, d.name)).filter((f) => f.endsWith(`.${format}`) && !f.startsWith('_')); } catch { continue; }
+  if (!files.length) continue;
+  // Safe names: DuckDB treats file names as globs.
+  const links = files.map((f) => { const l = join(scratch, `f${++n}.${format}`); symlinkSync(join(dir, d.name, f), l); return `'${l}'`; });
+  const numeric = d.columns.filter((c) => c.kind === 'decimal' || c.kind === 'amount_minor' || c.kind === 'int');
+  const src = format === 'parquet' ? `read_parquet([${links.join(', ')}])` : `read_csv([${links.join(', ')}], all_varchar = true, header = true)`;
+  const sums = numeric.map((c) => format === 'parquet'
+    ? `sum(${'"' + c.name + '"'}::${c.kind === 'int' ? 'HUGEINT' : c.kind === 'amount_minor' ? 'DECIMAL(38,0)' : 'DECIMAL(38,18)'})::VARCHAR`
+    : `sum(${'"' + c.name + '"'}::${c.kind === 'int' ? 'HUGEINT' : c.kind === 'amount_minor' ? 'DECIMAL(38,0)' : 'DECIMAL(38,18)'})::VARCHAR`);
+  const r = await conn.runAndReadAll(`SELECT count(*)::VARCHAR${sums.map((s) => `, ${s}`).join('')} FROM ${src}`);
+  out[d.name] = (r.getRowsJson()[0] as string[]).map(String);
+}
+rmSync(scratch, { recursive: true, force: true });
+process.stdout.write(`${JSON.stringify(out)}\n`);
