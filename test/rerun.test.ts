@@ -1,6 +1,6 @@
 /**
  * Reruns (CONTRACT §5, §6): the same window run twice on one store over the bundled sample day
- * gives the same results digest and the same break ids; the second run re-observes every break
+ * (the second time as an incident rerun naming the first) gives the same results digest and the same break ids; the second run re-observes every break
  * (REOBSERVED) instead of opening a second one, and the break store holds each break once.
  * Break ids are deterministic (pipeline/breaks/break-id.ts): SHA-256 of control, kind and key.
  */
@@ -25,7 +25,8 @@ describe('the same window twice on one store', () => {
 
   beforeAll(() => {
     first = reckon(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet']);
-    second = reckon(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet', '--reason', 'rerun test']);
+    second = reckon(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet',
+      '--trigger', 'incident', '--rerun-of', first.json?.run_id ?? 'missing', '--reason', 'rerun test']);
   });
   afterAll(() => tmp.cleanup());
 
