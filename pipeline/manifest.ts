@@ -163,7 +163,7 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
         else if (sha256Hex(body) !== o.sha256) problems.push({ key, problem: `output ${o.key} was edited: SHA-256 ${sha256Hex(body)} ≠ ${o.sha256}` });
       }
     }
-    if (doc && opts.inputs !== false) problems.push(...(await verifyInputs(key, doc)));
+    if (doc && opts.inputs !== false) for (const p of await verifyInputs(key, doc)) problems.push(p);
     previous = sha;
     expectedSeq = seq + 1;
     if (runId && m[2] === runId) break;

@@ -48,6 +48,8 @@ export const OUTPUT_TABLES: Readonly<Record<string, readonly OutputColumn[]>> = 
     { name: 'run_id', parquet: 'VARCHAR' }, { name: 'window_start', parquet: 'TIMESTAMP_MS' }, { name: 'window_end', parquet: 'TIMESTAMP_MS' },
     { name: 'control_id', parquet: 'VARCHAR' }, { name: 'status', parquet: 'VARCHAR' }, { name: 'total_name', parquet: 'VARCHAR' },
     { name: 'dim', parquet: 'VARCHAR' }, { name: 'value_text', parquet: 'VARCHAR' }, { name: 'value_decimal', parquet: 'DECIMAL(38,18)' },
+    // Integer totals (counts, minor units) up to 38 digits, which DECIMAL(38,18) cannot hold past 20 digits.
+    { name: 'value_integer', parquet: 'DECIMAL(38,0)' },
   ],
   differences: [
     { name: 'run_id', parquet: 'VARCHAR' }, { name: 'window_start', parquet: 'TIMESTAMP_MS' }, { name: 'window_end', parquet: 'TIMESTAMP_MS' },

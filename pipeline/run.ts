@@ -33,7 +33,7 @@ import type { ManifestV1 } from '../manifests/v1/schema.js';
 
 /** DuckDB settings for bounded memory on the 2-core, 24 GiB machine (spills to the run's temp folder). */
 export const DUCKDB_THREADS = 2;
-export const DUCKDB_MEMORY_LIMIT = '6GB';
+export const DUCKDB_MEMORY_LIMIT = '3GB';
 
 export const TRIGGERS = ['manual', 'scheduled-nightly', 'scheduled-intraday', 'incident'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
@@ -259,7 +259,8 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     // Breaks: open, reobserve or reopen, before the manifest that lists them (CONTRACT §5).
     const breakOutcomes = await timed(timings, 'breaks_ms', async () => {
       const all: BreakOutcome[] = [];
-      for (const r of results) all.push(...(await recordBreaks(store, { runId, window: req.window, control: controls.find((c) => c.control_id === r.control_id)!, result: r, config })));
+      // Loop, not push(...spread): a day can hold hundreds of thousands of differences.
+      for (const r of results) for (const o of await recordBreaks(store, { runId, window: req.window, control: controls.find((c) => c.control_id === r.control_id)!, result: r, config })) all.push(o);
       return all;
     });
     // A TIMING difference seen in an earlier window opens its break now: its control is then BREAKS.
@@ -391,7 +392,7 @@ function outputRows(runId: string, req: RunRequest, results: readonly ControlRes
   return {
     runs: results.map((r) => [runId, req.trigger, req.reason, req.rerunOf, ws, we, r.control_id, r.status, String(exitCodeForStatuses([r.status])), r.as_of, r.as_of, String(r.differences.length), digest, startedAt.toISOString()]),
     control_totals: results.flatMap((r) => Object.entries(r.totals).flatMap(([name, v]) =>
-      typeof v === 'string' ? [[runId, ws, we, r.control_id, r.status, name, null, v, v]] : Object.entries(v).map(([dim, x]) => [runId, ws, we, r.control_id, r.status, name, dim, x, x]))),
+      typeof v === 'string' ? [[runId, ws, we, r.control_id, r.status, name, null, v, v, v]] : Object.entries(v).map(([dim, x]) => [runId, ws, we, r.control_id, r.status, name, dim, x, x, x]))),
     differences: results.flatMap((r) => r.differences.map((d) => [runId, ws, we, r.control_id, r.status, d.kind, d.key, d.detail, d.record_time, d.record_time, d.break_id, d.disposition])),
     quarantine: loaded.quarantine.map((q) => [runId, ws, q.dataset, q.file, q.row === null ? null : String(q.row), q.line === null ? null : String(q.line), q.column, q.rule, q.message, q.raw]),
   };

@@ -83,8 +83,7 @@ export async function recordBreaks(
   // Differences of one control name distinct breaks, so their store I/O can overlap (bounded).
   const limit = pLimit(STORE_CONCURRENCY);
   const outcomes = await Promise.all(result.differences.map((d) => limit(() => recordOne(d))));
-  out.push(...outcomes);
-  return out;
+  return out.concat(outcomes);
 
   async function recordOne(d: ResultLike['differences'][number]): Promise<BreakOutcome> {
     const id = breakId(control.control_id, d.kind, d.key);
