@@ -98,6 +98,7 @@ export function configIssuesAgainstControls(config: Config, controls: readonly C
       const known = def.params[name];
       if (known === undefined) issues.push({ path: `controls.${id}.params.${name}`, message: `${id} has no parameter ${name}; its parameters: ${Object.keys(def.params).join(', ') || 'none'}` });
       else if (typeof known !== typeof value) issues.push({ path: `controls.${id}.params.${name}`, message: `must be a ${typeof known} like the default ${JSON.stringify(known)}` });
+      else if (typeof value === 'number' && !(Number.isSafeInteger(value) && value >= 0)) issues.push({ path: `controls.${id}.params.${name}`, message: 'must be a whole number of seconds, 0 or more' });
     }
     for (const kind of Object.keys(cfg.sla_s_by_kind ?? {})) {
       if (!def.difference_kinds.includes(kind)) issues.push({ path: `controls.${id}.sla_s_by_kind.${kind}`, message: `${id} emits no difference kind ${kind}; its kinds: ${def.difference_kinds.join(', ')}` });

@@ -49,6 +49,7 @@ export function loadControls(): ControlDefinition[] {
     const def = parsed.data;
     invariant(def.control_id.toLowerCase() === folder, `${file}: control_id ${def.control_id} does not match its folder`);
     for (const d of def.reads) invariant(known.has(d), `${file}: reads unknown dataset ${d}`);
+    for (const p of ['window_start', 'window_end', 'as_of']) invariant(!(p in def.params), `${file}: parameter ${p} is reserved for the pipeline`);
     const sql: Record<string, string | undefined> = {};
     const sqlFiles: { path: string; sha256: string }[] = [];
     for (const part of SQL_PARTS) {
@@ -145,16 +146,27 @@ async function evaluate(conn: DuckDBConnection, def: ControlDefinition): Promise
   }));
   differences.sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const kinds = new Set(def.difference_kinds);
-  for (let i = 0; i < differences.length; i++) {
-    const d = differences[i];
+  for (const d of differences) {
     invariant(kinds.has(d.kind), `${def.control_id} emitted kind ${d.kind} outside its definition`);
     invariant(d.key !== null && d.key !== '', `${def.control_id} emitted ${d.kind} with an empty key`);
-    if (i > 0) invariant(!(differences[i - 1].kind === d.kind && differences[i - 1].key === d.key), `${def.control_id} listed ${d.kind} ${d.key} twice`);
+  }
+  // One difference per (kind, key): records that conflict with each other (two snapshot rows of one
+  // account at one instant, say) can make a query find the same key twice; their findings merge.
+  const merged: RawDifference[] = [];
+  for (const d of differences) {
+    const last = merged[merged.length - 1];
+    if (last && last.kind === d.kind && last.key === d.key) {
+      merged[merged.length - 1] = {
+        ...last,
+        detail: last.detail === d.detail ? last.detail : `${last.detail}; ${d.detail}`,
+        record_time_us: last.record_time_us === null ? d.record_time_us : d.record_time_us === null ? last.record_time_us : (BigInt(d.record_time_us) < BigInt(last.record_time_us) ? d.record_time_us : last.record_time_us),
+      };
+    } else merged.push(d);
   }
   const readiness = def.sql.readiness ? (await queryScript(conn, def.sql.readiness)).map((r) => r.reason ?? 'not ready') : [];
   if (def.sql.assertions) {
     const broken = await queryScript(conn, def.sql.assertions);
     if (broken.length) throw new InternalError(`${def.control_id} invariant broken: ${broken.map((b) => b.message).join('; ')}`);
   }
-  return { totals, differences, readiness };
+  return { totals, differences: merged, readiness };
 }

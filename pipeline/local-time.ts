@@ -18,11 +18,22 @@ const MICROS_PER_SECOND = 1_000_000n;
 const MICROS_PER_DAY = 86_400n * MICROS_PER_SECOND;
 const zoneCache = new Map<string, IANAZone | null>();
 
-/** The zone, or null when the name is not a valid IANA zone. */
+/**
+ * The zone, or null when the name is not an IANA time zone as written. Any name of the IANA
+ * database is accepted (`Europe/London`, `UTC`, `GMT`, `EST5EDT`, links like `US/Eastern`), but
+ * only in its own spelling: ICU matches names without regard to case, so `america/new_york` would
+ * resolve, and an auditor reading it back would not find it in the database.
+ */
 export function ianaZone(name: string): IANAZone | null {
   let z = zoneCache.get(name);
   if (z === undefined) {
-    z = IANAZone.isValidZone(name) && name.includes('/') ? IANAZone.create(name) : name === 'UTC' ? IANAZone.create('UTC') : null;
+    z = null;
+    if (/^[A-Za-z0-9_+\-/]+$/.test(name) && IANAZone.isValidZone(name)) {
+      let resolved = name;
+      try { resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone; } catch { resolved = ''; }
+      const sameButCase = resolved.toLowerCase() === name.toLowerCase() && resolved !== name;
+      if (resolved && !sameButCase) z = IANAZone.create(name);
+    }
     zoneCache.set(name, z);
   }
   return z;

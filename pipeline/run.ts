@@ -31,6 +31,8 @@ import { windowDate, type Window } from './window.js';
 import type { Disposition } from './breaks/states.js';
 import type { ManifestV1 } from '../manifests/v1/schema.js';
 
+const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
+
 /** DuckDB settings for bounded memory on the 2-core, 24 GiB machine (spills to the run's temp folder). */
 export const DUCKDB_THREADS = 2;
 export const DUCKDB_MEMORY_LIMIT = '3GB';
@@ -157,7 +159,7 @@ async function evaluateControls(conn: DuckDBConnection, req: RunRequest, control
   for (const def of controls) {
     const cfg = config.controls[def.control_id] ?? {};
     const asOfMicros = asOf(def, loads);
-    await setVariables(conn, { window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros, ...def.params, ...(cfg.params ?? {}) });
+    await setVariables(conn, { ...def.params, ...(cfg.params ?? {}), window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros });
     const ev = await evaluateControl(conn, def);
     const timing = config.timing_rules.filter((r) => r.control === def.control_id);
     const diffs = ev.differences.map((d) => {
@@ -236,7 +238,8 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
   await recoverEarlierRuns(store, logger);
   const leases = await acquireLeases(store, controls.map((c) => c.control_id), req.window, runId);
   await faultPoint('leased');
-  const scratch = await mkdtemp(join(tmpdir(), 'reckon-'));
+  // DuckDB reads and writes scratch files by path: keep the path free of quotes, spaces and globs.
+  const scratch = await mkdtemp(join(SAFE_PATH.test(tmpdir()) ? tmpdir() : '/tmp', 'reckon-'));
   const instance = await DuckDBInstance.create(':memory:', {
     threads: String(DUCKDB_THREADS), memory_limit: DUCKDB_MEMORY_LIMIT, temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
   });

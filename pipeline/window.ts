@@ -15,8 +15,13 @@ export interface Window {
 
 const DAY_US = 86_400_000_000n;
 
-/** Builds a window; throws ConfigError unless start < end. */
+// Windows stay within years 0001–9999 so that every bound can be written as ISO text and in Parquet.
+const MIN_US = -62135596800000000n; // 0001-01-01T00:00:00Z
+const MAX_US = 253402300800000000n; // 10000-01-01T00:00:00Z (exclusive end allowed up to 9999-12-31T…)
+
+/** Builds a window; throws ConfigError unless start < end, both within years 0001–9999. */
 export function makeWindow(startMicros: bigint, endMicros: bigint): Window {
+  if (startMicros < MIN_US || endMicros >= MAX_US) throw new ConfigError('a window must lie within the years 0001–9999');
   if (!(startMicros < endMicros)) throw new ConfigError(`window start ${formatMicros(startMicros)} must be before its end ${formatMicros(endMicros)}`);
   return { startMicros, endMicros, start: formatMicros(startMicros), end: formatMicros(endMicros) };
 }

@@ -127,7 +127,7 @@ describe('value rules (CONTRACT §1): one bad value quarantines its record, the 
     ['ledger_postings', 'amount_minor', '-5', 'range_positive'],
     ['ledger_postings', 'direction', 'debit', 'enum_value'],
     ['venue_fills', 'venue_timezone', 'Mars/Olympus_Mons', 'timezone_unknown'],
-    ['venue_fills', 'venue_timezone', 'EST', 'timezone_unknown'],
+    ['venue_fills', 'venue_timezone', 'EDT', 'timezone_unknown'],
     ['venue_fills', 'venue_timezone', '+05:00', 'timezone_unknown'],
     ['venue_fills', 'venue_time_local', '2026-11-02T05:01:02Z', 'local_timestamp_with_zone'],
     ['venue_fills', 'venue_time_local', '2026-11-31T05:01:02', 'timestamp_date'],

@@ -27,7 +27,8 @@ export async function command(argv: string[]): Promise<number> {
   const lineage = [trigger === 'incident', values['rerun-of'] !== undefined, values.reason !== undefined];
   if (lineage.some(Boolean) && !lineage.every(Boolean)) throw new ConfigError('an incident rerun needs --trigger incident, --rerun-of RUN_ID and --reason TEXT together');
   if (values['rerun-of'] !== undefined && !/^[a-z0-9_-]+$/.test(values['rerun-of'])) throw new ConfigError(`--rerun-of '${values['rerun-of']}' is not a run id`);
-  const controls = values.control ? values.control.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) : [];
+  const controls = values.control !== undefined ? values.control.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) : [];
+  if (values.control !== undefined && controls.length === 0) throw new ConfigError('--control needs at least one control id, e.g. --control RC01,RC03');
   const config = await loadConfig(values.config);
   const quiet = Boolean(values.quiet);
   const result = await runWindow({

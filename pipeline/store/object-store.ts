@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { ConfigError } from '../errors.js';
 
 /** A second write to a write-once key. `detail` says how the store knew (an S3 412, a local EEXIST). */
 export class AlreadyExistsError extends Error {
@@ -122,6 +123,11 @@ export async function openStore(location: string): Promise<ObjectStore> {
     const { openS3Store } = await import('./s3-store.js');
     return openS3Store(location);
   }
-  await mkdir(location, { recursive: true });
+  try {
+    await mkdir(location, { recursive: true });
+    if (!(await stat(location)).isDirectory()) throw new Error('not a directory');
+  } catch (e) {
+    throw new ConfigError(`--store ${location} cannot be used as a store folder: ${(e as Error).message}`);
+  }
   return new LocalObjectStore(location);
 }

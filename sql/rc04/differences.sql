@@ -47,9 +47,10 @@ WITH ledger_sum AS (
   WHERE NOT EXISTS (SELECT 1 FROM bank_statement_lines l WHERE l.statement_id = c.statement_id AND l.reference = c.posting_set_id)
   UNION ALL
   SELECT 'STATEMENT_SEQUENCE_GAP', bank_id || '|' || account_id || '|' || missing_seq,
-         'statement_seq ' || statement_seq || ' follows ' || previous_seq || '; ' || missing_seq || ' is missing',
+         'statement_seq ' || statement_seq || ' follows ' || previous_seq || '; ' || missing_seq || ' is missing' ||
+       CASE WHEN statement_seq::HUGEINT - previous_seq::HUGEINT - 1 > 10000 THEN ' (a gap of ' || (statement_seq::HUGEINT - previous_seq::HUGEINT - 1) || ' numbers; the first 10000 are listed)' ELSE '' END,
          period_end_utc
-  FROM (SELECT *, unnest(range(previous_seq + 1, statement_seq)) AS missing_seq FROM seqs WHERE statement_seq > previous_seq + 1)
+  FROM (SELECT *, unnest(range(previous_seq + 1, CASE WHEN statement_seq::HUGEINT - previous_seq::HUGEINT > 10001 THEN previous_seq + 10001 ELSE statement_seq END)) AS missing_seq FROM seqs WHERE statement_seq::HUGEINT > previous_seq::HUGEINT + 1)
   UNION ALL
   SELECT 'CUSTODIAN_POSITION_MISMATCH', custodian_id || '|' || account_id || '|' || instrument_id || '|' || strftime(business_date, '%Y-%m-%d'),
          'custodian ' || dec_text(quantity) || ' ≠ internal ' || dec_text(internal_qty),
