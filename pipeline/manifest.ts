@@ -187,6 +187,10 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
       if (doc.chain.previous_manifest_sha256 !== previous) problems.push({ key, problem: `previous_manifest_sha256 ${doc.chain.previous_manifest_sha256} does not match the preceding manifest ${previous}: the chain is broken` });
       for (const o of doc.outputs) {
         const body = await store.get(o.key);
+        // A run stopped between its manifest and the promotion of its outputs leaves them staged
+        // until the next run rolls it forward: intact, just not promoted yet.
+        const staged = body ? undefined : await store.get(`_staging/${doc.run_id}/${o.key}`);
+        if (!body && staged && sha256Hex(staged) === o.sha256) continue;
         if (!body) problems.push({ key, problem: `output ${o.key} is missing` });
         else if (sha256Hex(body) !== o.sha256) problems.push({ key, problem: `output ${o.key} was edited: SHA-256 ${sha256Hex(body)} ≠ ${o.sha256}` });
       }
