@@ -112,6 +112,11 @@ export function parseMt940(file: ProviderFile, fileIndex: number): ParseResult {
   const result = emptyResult('MT940');
   if (encoding !== 'utf-8') result.notes.push('the file is not valid UTF-8; read as ISO-8859-1');
   const messages = readMessages(text, result);
+  // A file with no statement message at all (empty, truncated, or not MT940) is not a statement
+  // file: refuse it rather than report "0 statements" as a success.
+  if (!messages.some((m) => m.tags.some((t) => t.tag.startsWith('60') || t.tag === '20'))) {
+    throw new ProviderValueError(file.name, 1, 'mt940_no_statement', text.trim() === '' ? 'the file is empty' : 'no MT940/MT950 statement (no :20: or :60F:/:60M: tag) in the file');
+  }
   const types = new Set(messages.map((m) => m.messageType).filter(Boolean));
   if (types.size) (result as { formatVersion: string }).formatVersion = [...types].join(', ');
   result.counts.messages = messages.length;
