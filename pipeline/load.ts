@@ -8,19 +8,22 @@
  * collapse to one record (the earliest `ingested_at` kept) and are counted. Watermarks come from
  * `_watermark.json` or are derived and labelled `derived`.
  */
-import { link, mkdir, open, symlink } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
-import { DuckDBDateValue, DuckDBDecimalValue, DuckDBTimestampValue, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Config } from './config.js';
 import { currencyTable } from './currency.js';
 import { DATASETS, SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from './datasets.js';
+import { ChunkAppender, type Cell } from './load-chunks.js';
+import { dropFastTables, loadCsvFast, loadParquetFast, stageLink, type FastLoad, type FastTarget } from './load-fast.js';
 import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from './local-time.js';
 import { notionalMinor } from './money.js';
+import { CsvShapeScan, type CsvShape } from './sources/csv-fast.js';
 import { hashFile, listDatasetFolder, type DatasetFolder, type SideFile } from './sources/files.js';
 import { readCsv, readJsonl, readParquet, type ReadEvent } from './sources/readers.js';
 import {
-  DECIMAL_SCALE, clip, formatMicros, inTimestampRange, parseAmountMinor, parseBool, parseCutoff, parseDate, parseDecimal, parseId, parseInt64,
+  clip, formatMicros, inTimestampRange, parseAmountMinor, parseBool, parseCutoff, parseDate, parseDecimal, parseId, parseInt64,
   parseLocalTimestamp, parseText, parseTimestamp, type Parsed,
 } from './values.js';
 
@@ -93,11 +96,22 @@ export interface LoadResult {
   readonly cutoffMappings: readonly CutoffMapping[];
 }
 
+/** How `loadSources` reads files. */
+export interface LoadOptions {
+  /**
+   * Use the SQL fast path (load-fast.ts) for Parquet and plain CSV files (default true). With
+   * false every file goes through the JavaScript reader and validator; the tables and the
+   * quarantine are the same either way (test/load-fastpath.test.ts).
+   */
+  readonly fast?: boolean;
+}
+
 /** 10^38: the first magnitude DECIMAL(38,0) cannot hold. */
 const MAX_DECIMAL38 = 10n ** 38n;
 /** Largest `_watermark.json` / `_import_report.json` read (they are small documents). */
 const SIDE_FILE_MAX_BYTES = 1024 * 1024;
-type Cell = bigint | number | string | boolean | null;
+/** `_source` of a record: `<file>:<row padded to 12 digits>` (orders the deliveries of one record). */
+const sourceOf = (file: string, row: number) => `${file}:${String(row).padStart(12, '0')}`;
 
 interface RowContext {
   readonly spec: DatasetSpec;
@@ -209,19 +223,6 @@ function typeValue(col: ColumnSpec, text: string, fields: ReadonlyMap<string, st
   }
 }
 
-function appendCell(app: DuckDBAppender, type: string, v: Cell): void {
-  if (v === null) return app.appendNull();
-  switch (type) {
-    case 'TIMESTAMP': return app.appendTimestamp(new DuckDBTimestampValue(v as bigint));
-    case 'DATE': return app.appendDate(new DuckDBDateValue(v as number));
-    case 'BIGINT': return app.appendBigInt(v as bigint);
-    case 'DECIMAL(38,18)': return app.appendDecimal(new DuckDBDecimalValue(v as bigint, 38, DECIMAL_SCALE));
-    case 'DECIMAL(38,0)': return app.appendDecimal(new DuckDBDecimalValue(v as bigint, 38, 0));
-    case 'BOOLEAN': return app.appendBoolean(v as boolean);
-    default: return app.appendVarchar(v as string);
-  }
-}
-
 /** Quoted SQL identifier. */
 export const ident = (n: string) => `"${n.replace(/"/g, '""')}"`;
 
@@ -285,7 +286,8 @@ async function readWatermark(folder: DatasetFolder, q: QuarantineEntry[]): Promi
  * datasets. `stagingDir` receives links with safe names for Parquet files. Returns per-dataset
  * counts, the quarantine and the cutoff mappings used. Throws only on internal failure.
  */
-export async function loadSources(conn: DuckDBConnection, root: string, config: Config, stagingDir: string): Promise<LoadResult> {
+export async function loadSources(conn: DuckDBConnection, root: string, config: Config, stagingDir: string, options: LoadOptions = {}): Promise<LoadResult> {
+  const fast = options.fast ?? true;
   const quarantine: QuarantineEntry[] = [];
   const cutoffs = new Map<string, CutoffMapping & { micros: bigint }>();
   const loads: DatasetLoad[] = [];
@@ -295,13 +297,14 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
     const folder = await listDatasetFolder(root, spec.name);
     const cols = tableColumns(spec);
     const colDefs = cols.map((c) => `${ident(c.name)} ${c.type}`).join(', ');
-    await conn.run(`CREATE OR REPLACE TABLE ${ident(`${spec.name}__raw`)} (${colDefs}, _file VARCHAR, _row BIGINT)`);
+    const rawTable = `${spec.name}__raw`;
+    await conn.run(`CREATE OR REPLACE TABLE ${ident(rawTable)} (${colDefs}, _source VARCHAR)`);
+    const rawTypes = [...cols.map((c) => c.type), 'VARCHAR'];
     const load: DatasetLoad = {
       dataset: spec.name, present: folder.present, files: [], records_read: 0, records_loaded: 0, duplicates: 0, quarantined: 0,
       watermark: { source: 'none', value: null, micros: null }, extra_columns: [], ignored_files: folder.ignored,
     };
     const qBefore = quarantine.length;
-    const app = await conn.createAppender(`${spec.name}__raw`);
     const ctx: RowContext = { spec, config, cutoffs };
     const known = new Set(spec.columns.map((c) => c.name));
     if (folder.refused) {
@@ -327,8 +330,9 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
           q({ row: null, line: null, column: null, rule: r.rule, message: r.message, raw: '' });
           return;
         }
+        const scan = fast && file.format === 'csv' && !file.gzip ? new CsvShapeScan() : undefined;
         try {
-          const h = await hashFile(realPath);
+          const h = await hashFile(realPath, scan && ((b) => scan.chunk(b)));
           fl.size = h.size;
           fl.sha256 = h.sha256;
         } catch (e) {
@@ -339,19 +343,48 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
           q({ row: null, line: null, column: null, rule: 'empty_file', message: `${file.relPath} is empty (0 bytes): a delivery with no records is a header-only CSV file`, raw: '' });
           return;
         }
-        let events: AsyncGenerator<ReadEvent>;
-        if (file.format === 'parquet') {
+        let events: AsyncGenerator<ReadEvent> | undefined;
+        let stagedPath: string | undefined;
+        if (file.format === 'parquet' || scan) {
           // DuckDB reads file names as globs and through SQL text: it only ever sees this generated name.
-          const stagedPath = join(stagingDir, `p${String(++staged).padStart(6, '0')}.parquet`);
+          stagedPath = join(stagingDir, `${file.format === 'parquet' ? 'p' : 'c'}${String(++staged).padStart(6, '0')}.${file.format}`);
           try {
-            await link(realPath, stagedPath).catch(() => symlink(realPath, stagedPath));
+            await stageLink(realPath, stagedPath);
           } catch (e) {
-            q({ row: null, line: null, column: null, rule: 'file_unreadable', message: `${file.relPath} cannot be staged for reading: ${(e as Error).message}`, raw: '' });
-            return;
+            if (file.format === 'parquet') {
+              q({ row: null, line: null, column: null, rule: 'file_unreadable', message: `${file.relPath} cannot be staged for reading: ${(e as Error).message}`, raw: '' });
+              return;
+            }
+            stagedPath = undefined;
           }
-          events = readParquet(conn, stagedPath, spec.columns);
-        } else if (file.format === 'jsonl') events = readJsonl(file, spec.columns);
-        else events = readCsv(file);
+        }
+        if (fast && stagedPath) {
+          const target: FastTarget = { conn, spec, config, rawTable, relPath: file.relPath, stagedPath };
+          const shape: CsvShape | undefined = scan?.result();
+          const t0 = Date.now();
+          const r: FastLoad | { reason: string } = file.format === 'parquet' ? await loadParquetFast(target) : await loadCsvFast(target, shape!);
+          if (process.env.RECKON_LOAD_DEBUG) console.error(`[load] ${file.relPath}: ${'events' in r ? `fast ${r.inserted}` : r.reason} ${Date.now() - t0} ms`);
+          if ('events' in r) {
+            events = r.events;
+            load.records_read += r.inserted;
+            fl.rows += r.inserted;
+            fl.loaded += r.inserted;
+          }
+        }
+        if (!events) {
+          if (file.format === 'parquet') events = readParquet(conn, stagedPath!, spec.columns);
+          else if (file.format === 'jsonl') events = readJsonl(file, spec.columns);
+          else events = readCsv(file);
+        }
+        const app = await ChunkAppender.open(conn, rawTable, rawTypes);
+        try {
+          await readEvents(events, app);
+        } finally {
+          app.close();
+        }
+      }
+
+      async function readEvents(events: AsyncGenerator<ReadEvent>, app: ChunkAppender): Promise<void> {
         let missing: string[] = [];
         let duplicated: string[] = [];
         for await (const ev of events) {
@@ -373,17 +406,16 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
           if (missing.length) { q({ row: ev.row, line: ev.line, column: missing[0], rule: 'file_missing_column', message: `the file lacks column(s) ${missing.join(', ')}`, raw: ev.raw }); continue; }
           const typed = typeRecord(ctx, ev.fields);
           if ('rule' in typed) { q({ row: ev.row, line: ev.line, column: typed.column, rule: typed.rule, message: typed.message, raw: ev.raw }); continue; }
-          for (let i = 0; i < cols.length; i++) appendCell(app, cols[i].type, typed.cells[i]);
-          app.appendVarchar(file.relPath);
-          app.appendBigInt(BigInt(ev.row));
-          app.endRow();
+          typed.cells.push(sourceOf(file.relPath, ev.row));
+          app.push(typed.cells);
           fl.loaded += 1;
         }
       }
     }
-    app.closeSync();
     load.quarantined = quarantine.length - qBefore;
+    const td = Date.now();
     await dedupe(conn, spec, load);
+    if (process.env.RECKON_LOAD_DEBUG) console.error(`[load] dedupe ${spec.name} ${Date.now() - td} ms`);
     const declared = await readWatermark(folder, quarantine);
     load.quarantined = quarantine.length - qBefore;
     if (declared) load.watermark = declared;
@@ -401,25 +433,41 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
     }
     loads.push(load);
   }
+  await dropFastTables(conn);
   const cutoffMappings = [...cutoffs.values()].map(({ micros: _m, ...rest }) => rest).sort((a, b) => (a.timezone + a.local < b.timezone + b.local ? -1 : 1));
   return { datasets: loads, quarantine, cutoffMappings };
 }
 
 /**
  * Collapses exact duplicate deliveries (CONTRACT §2): records equal in every typed column but the
- * delivery column (`ingested_at`) count once, keeping the earliest delivery time and the first
- * file/row that carried it. The table named after the dataset holds the result.
+ * delivery column (`ingested_at`) count once, keeping the earliest delivery time and the smallest
+ * `_source` (first file, then first row) that carried it. The table named after the dataset holds
+ * the result, with `_deliveries` (how many records collapsed into the row).
+ *
+ * Grouping every column of a large table is costly, and duplicates are rare: records are hashed
+ * on the compared columns first, and only records whose hash occurs more than once are grouped
+ * (by their typed values, so a hash collision never merges two different records). The others
+ * stay where they are: the raw table is renamed, not copied.
  */
 async function dedupe(conn: DuckDBConnection, spec: DatasetSpec, load: DatasetLoad): Promise<void> {
   const cols = tableColumns(spec).map((c) => c.name);
-  const delivery = spec.deliveryColumn ? `, min(${ident(spec.deliveryColumn)}) AS ${ident(spec.deliveryColumn)}` : '';
+  const raw = ident(`${spec.name}__raw`);
+  const keyHash = `hash(${cols.filter((c) => c !== spec.deliveryColumn).map(ident).join(', ')})`;
   const select = cols.map((c) => (c === spec.deliveryColumn ? `min(${ident(c)}) AS ${ident(c)}` : ident(c))).join(', ');
-  void delivery;
-  await conn.run(
-    `CREATE OR REPLACE TABLE ${ident(spec.name)} AS SELECT ${select}, min(_file || ':' || lpad(_row::VARCHAR, 12, '0')) AS _source, count(*) AS _deliveries ` +
-      `FROM ${ident(`${spec.name}__raw`)} GROUP BY ALL`,
-  );
-  await conn.run(`DROP TABLE ${ident(`${spec.name}__raw`)}`);
+  await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dup AS SELECT ${keyHash} AS h FROM ${raw} GROUP BY 1 HAVING count(*) > 1`);
+  const dupHashes = Number((await conn.runAndReadAll('SELECT count(*) FROM __ld_dup')).getRows()[0][0]);
+  if (dupHashes > 0) {
+    await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_grp AS SELECT ${select}, min(_source) AS _source, count(*) AS _deliveries FROM ${raw} WHERE ${keyHash} IN (SELECT h FROM __ld_dup) GROUP BY ALL`);
+    await conn.run(`DELETE FROM ${raw} WHERE ${keyHash} IN (SELECT h FROM __ld_dup)`);
+  }
+  await conn.run(`DROP TABLE IF EXISTS ${ident(spec.name)}`);
+  await conn.run(`ALTER TABLE ${raw} RENAME TO ${ident(spec.name)}`);
+  await conn.run(`ALTER TABLE ${ident(spec.name)} ADD COLUMN _deliveries BIGINT DEFAULT 1`);
+  if (dupHashes > 0) {
+    await conn.run(`INSERT INTO ${ident(spec.name)} SELECT * FROM __ld_grp`);
+    await conn.run('DROP TABLE __ld_grp');
+  }
+  await conn.run('DROP TABLE __ld_dup');
   const r = await conn.runAndReadAll(`SELECT count(*)::VARCHAR AS n, coalesce(sum(_deliveries), 0)::VARCHAR AS d FROM ${ident(spec.name)}`);
   const [row] = r.getRowObjectsJson();
   load.records_loaded = Number(row.n);

@@ -185,17 +185,16 @@ describe.each(['csv', 'jsonl', 'parquet'] as const)('exact values through %s', (
 });
 
 /**
- * KNOWN PRODUCT BUG (reported, not fixed here): the loader streams a Parquet file from the DuckDB
- * connection its appender writes to; the appender flushes every 204,800 rows, which ends the
- * pending stream, and the reader takes the empty chunk for end of file. The rest of the file is
- * lost without a quarantine entry or note. `it.fails` keeps `npm test` green while the bug
- * exists; when the reader is fixed this test reports "expected to fail" — then drop `.fails`.
+ * Regression (fixed in issue 5): the loader used to stream a Parquet file from the DuckDB
+ * connection its appender writes to; the appender flushes every 204,800 rows, which ended the
+ * pending stream, and the rest of the file was lost without a quarantine entry. The reader now
+ * reads in pages and the fast path inserts in SQL.
  */
 describe('a Parquet dataset larger than one appender flush', () => {
   const tmp = scratchDir('reckon-exact-big-');
   afterAll(() => tmp.cleanup());
 
-  it.fails('is read whole: 210,000 reservation rows in one file, all counted in the manifest', async () => {
+  it('is read whole: 210,000 reservation rows in one file, all counted in the manifest', async () => {
     const src = join(tmp.dir, 'sources');
     for (const name of ['ledger_postings', 'executions', 'account_balances', 'reservations']) {
       mkdirSync(join(src, name), { recursive: true });

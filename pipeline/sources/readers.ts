@@ -415,14 +415,19 @@ export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[
 }
 
 const FLOAT_TYPES = /^(FLOAT|DOUBLE|REAL)$/;
+/** Rows of a Parquet file read per query (each page is materialized, then handed out record by record). */
+export const PARQUET_PAGE_ROWS = 50_000;
 const EXACT_KINDS = new Set(['decimal', 'amount_minor', 'int']);
 
 /**
  * Reads a Parquet file through DuckDB. `stagedPath` is a link to the file under a name made only
  * of safe characters (checked here), so nothing from the source file name reaches SQL. Rows come
  * in any order (DuckDB may scan in parallel); each carries its own row number in the file.
+ * `rowFilter`, when given, is an SQL condition over the file's columns and `file_row_number`
+ * (0-based) choosing the rows to read (the loader's fast path hands back only the rows it did not
+ * load); it is SQL written by the loader, never text from the file or its name.
  */
-export async function* readParquet(conn: DuckDBConnection, stagedPath: string, columns: readonly ColumnSpec[]): AsyncGenerator<ReadEvent> {
+export async function* readParquet(conn: DuckDBConnection, stagedPath: string, columns: readonly ColumnSpec[], rowFilter?: string): AsyncGenerator<ReadEvent> {
   if (!/^[A-Za-z0-9_\-/.]+$/.test(stagedPath)) {
     yield { type: 'file_error', rule: 'file_unreadable', message: 'internal: the staged link has an unsafe path; the file was not read' };
     return;
@@ -456,28 +461,39 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
     else e = `${col}::VARCHAR`;
     return { name: c.name, expr: `${e} AS ${col}` };
   });
-  const sql = `SELECT file_row_number${exprs.map((x) => `, ${x.expr}`).join('')} FROM read_parquet('${stagedPath}', file_row_number = true)`;
+  // Read in pages of PARQUET_PAGE_ROWS by row number, each page a complete query: the loader
+  // appends to DuckDB between pages, and an append on the connection would end an open stream
+  // early (silently: a streamed file used to stop at 204,800 rows).
+  const select = `SELECT file_row_number${exprs.map((x) => `, ${x.expr}`).join('')} FROM read_parquet('${stagedPath}', file_row_number = true)`;
+  let total: number;
   try {
-    const result = await conn.stream(sql);
-    for (;;) {
-      const chunk = await result.fetchChunk();
-      if (!chunk || chunk.rowCount === 0) break;
-      for (const r of chunk.getRows()) {
-        const fields = new Map<string, string | null>();
-        let problem: string | undefined;
-        for (let i = 0; i < exprs.length; i++) {
-          const v = r[i + 1];
-          const s = v === null || v === '' ? null : String(v);
-          if (s !== null && !wellFormed(s)) problem ??= exprs[i].name;
-          fields.set(exprs[i].name, s);
-        }
-        const row = Number(r[0]) + 1;
-        const raw = JSON.stringify(Object.fromEntries(fields)).slice(0, RAW_KEEP_CHARS);
-        if (problem) { yield { type: 'record_error', row, line: row, raw, rule: 'invalid_utf8', message: `column ${problem} is not valid Unicode text`, column: problem }; continue; }
-        yield { type: 'record', row, line: row, raw, fields };
-      }
-    }
+    total = Number((await conn.runAndReadAll(`SELECT count(*) FROM read_parquet('${stagedPath}')`)).getRows()[0][0]);
   } catch (e) {
     yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file cannot be read to its end: ${(e as Error).message.split('\n')[0]}` };
+    return;
+  }
+  for (let lo = 0; lo < total; lo += PARQUET_PAGE_ROWS) {
+    let rows: unknown[][];
+    try {
+      const where = `file_row_number >= ${lo} AND file_row_number < ${lo + PARQUET_PAGE_ROWS}${rowFilter ? ` AND (${rowFilter})` : ''}`;
+      rows = (await conn.runAndReadAll(`${select} WHERE ${where}`)).getRows();
+    } catch (e) {
+      yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file cannot be read to its end: ${(e as Error).message.split('\n')[0]}` };
+      return;
+    }
+    for (const r of rows) {
+      const fields = new Map<string, string | null>();
+      let problem: string | undefined;
+      for (let i = 0; i < exprs.length; i++) {
+        const v = r[i + 1];
+        const s = v === null || v === '' ? null : String(v);
+        if (s !== null && !wellFormed(s)) problem ??= exprs[i].name;
+        fields.set(exprs[i].name, s);
+      }
+      const row = Number(r[0]) + 1;
+      const raw = JSON.stringify(Object.fromEntries(fields)).slice(0, RAW_KEEP_CHARS);
+      if (problem) { yield { type: 'record_error', row, line: row, raw, rule: 'invalid_utf8', message: `column ${problem} is not valid Unicode text`, column: problem }; continue; }
+      yield { type: 'record', row, line: row, raw, fields };
+    }
   }
 }

@@ -1,0 +1,225 @@
+/**
+ * The loader's fast path (CONTRACT §1–§2): a Parquet file, or a plain CSV file (see
+ * sources/csv-fast.ts), is validated and typed by DuckDB in one `INSERT … SELECT` (load-sql.ts),
+ * columnar and in parallel, instead of record by record in JavaScript. Records the SQL does not
+ * accept are handed back as reader events and go through the JavaScript validator like any other
+ * record, so every quarantine entry (rule, column, row, line, raw text) is the one the JS path
+ * would write.
+ *
+ * Safety nets, all falling back to the JavaScript reader for the whole file:
+ * - a file whose schema or header the plan does not cover (missing or repeated columns, column
+ *   types left to JS, FLOAT/DOUBLE money columns) never starts the fast path;
+ * - any DuckDB error while inserting (a CSV line of the wrong width, a line over DuckDB's limit,
+ *   anything unexpected) rolls the statement back;
+ * - when the records inserted plus the records handed back do not add up to the file's record
+ *   count, the inserted rows are deleted again.
+ *
+ * File names never reach SQL: DuckDB reads a link with a generated name (names are globs there),
+ * and the file's name is bound as a parameter where it is stored (`_source`).
+ */
+import { link, symlink } from 'node:fs/promises';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Config } from './config.js';
+import type { DatasetSpec } from './datasets.js';
+import { ChunkAppender } from './load-chunks.js';
+import { planFast, q, type FastPlan, type NotFast, type SourceColumn, type ZoneJoin } from './load-sql.js';
+import { ianaZone, mapRecordLocalTime } from './local-time.js';
+import type { CsvShape } from './sources/csv-fast.js';
+import { RAW_KEEP_CHARS, readParquet, type ReadEvent } from './sources/readers.js';
+import { inTimestampRange, parseLocalTimestamp } from './values.js';
+
+/** Table holding, per (zone, local hour), the UTC offset of an hour with no DST transition in it. */
+const ZONE_TABLE = '__ld_tz';
+/** Table holding the records of the current file that the SQL did not accept. */
+const REJECT_TABLE = '__ld_rej';
+const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
+/** Records handed back per query (see loadCsvFast). */
+const REJECT_PAGE_ROWS = 50_000;
+
+/** Result of a fast load: records inserted by SQL, and the events still to process (header, records handed back). */
+export interface FastLoad {
+  readonly inserted: number;
+  readonly events: AsyncGenerator<ReadEvent>;
+}
+
+/** Where one file is loaded: the raw table, the file's name (for `_source`), the staged link DuckDB reads. */
+export interface FastTarget {
+  readonly conn: DuckDBConnection;
+  readonly spec: DatasetSpec;
+  readonly config: Config;
+  readonly rawTable: string;
+  readonly relPath: string;
+  readonly stagedPath: string;
+}
+
+/** Makes a link named `stagedPath` (generated, safe) to `realPath`: a hard link, else a symbolic one. */
+export async function stageLink(realPath: string, stagedPath: string): Promise<void> {
+  await link(realPath, stagedPath).catch(() => symlink(realPath, stagedPath));
+}
+
+/** `_source` of a record: the file's name and its row, as `<file>:<row padded to 12>` ($1 is the name). */
+const sourceExpr = (row: string) => `$1 || ':' || lpad((${row})::VARCHAR, 12, '0')`;
+
+const countOf = async (conn: DuckDBConnection, sql: string, values: string[] = []): Promise<number> =>
+  Number((await conn.runAndReadAll(sql, values)).getRows()[0][0]);
+
+/**
+ * Fills ZONE_TABLE with the (zone, local hour) pairs the file uses: for each, the offset (µs) when
+ * every wall time of that hour maps to one UTC instant with that same offset (local-time.ts
+ * decides, so the rule is the JS path's own); hours with a gap or overlap in them, unknown zones
+ * and unreadable hours are left out, so their records go to the JS validator.
+ */
+async function fillZoneTable(conn: DuckDBConnection, from: string, joins: readonly ZoneJoin[]): Promise<void> {
+  await conn.run(`CREATE OR REPLACE TABLE ${ZONE_TABLE} (zone VARCHAR, hour VARCHAR, off_us BIGINT)`);
+  const pairs = joins.map((j) => `SELECT ${j.zone} AS zone, substr(${j.local}, 1, 13) AS hour FROM ${from}`).join(' UNION ALL ');
+  const rows = (await conn.runAndReadAll(`SELECT DISTINCT zone, hour FROM (${pairs}) WHERE zone IS NOT NULL AND hour IS NOT NULL`)).getRows();
+  const app = await ChunkAppender.open(conn, ZONE_TABLE, ['VARCHAR', 'VARCHAR', 'BIGINT']);
+  try {
+    for (const [zoneName, hourText] of rows as [string, string][]) {
+      const zone = ianaZone(zoneName);
+      const start = parseLocalTimestamp(`${hourText}:00:00`);
+      if (!zone || !start.ok || !/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}$/.test(hourText)) continue;
+      const end = start.value + 3_599_999_999n;
+      const a = mapRecordLocalTime(zone, start.value);
+      const b = mapRecordLocalTime(zone, end);
+      if (!a.ok || !b.ok || a.ambiguous || b.ambiguous) continue;
+      if (start.value - a.utcMicros !== end - b.utcMicros) continue;
+      if (!inTimestampRange(a.utcMicros) || !inTimestampRange(b.utcMicros)) continue;
+      app.push([zoneName, hourText, start.value - a.utcMicros]);
+    }
+  } finally {
+    app.close();
+  }
+}
+
+const joinSql = (joins: readonly ZoneJoin[]) =>
+  joins.map((j) => ` LEFT JOIN ${ZONE_TABLE} ${j.alias} ON ${j.alias}.zone = ${j.zone} AND ${j.alias}.hour = substr(${j.local}, 1, 13)`).join('');
+
+/**
+ * Inserts the accepted records of `from` (a relation aliased `s`, with a 1-based record number
+ * `__row`). When fewer than `total` were accepted, the others are stored in REJECT_TABLE with
+ * their `__row` and the `extra` source columns (a second pass, only for files with such records).
+ */
+async function insertAccepted(t: FastTarget, plan: FastPlan, from: string, extra: readonly string[], total: number): Promise<{ inserted: number; rejected: number }> {
+  const inner = `SELECT ${plan.inner}, __row${extra.map((c) => `, s.${c}`).join('')} FROM ${from}${joinSql(plan.joins)}`;
+  if (process.env.RECKON_LOAD_SQL) console.error(`INSERT INTO ${q(t.rawTable)} SELECT ${plan.outer.join(', ')}, ${sourceExpr('__row')} FROM (${inner}) WHERE ${plan.ok}`);
+  const ins = await t.conn.run(
+    `INSERT INTO ${q(t.rawTable)} SELECT ${plan.outer.join(', ')}, ${sourceExpr('__row')} FROM (${inner}) WHERE ${plan.ok}`,
+    [t.relPath],
+  );
+  const inserted = ins.rowsChanged;
+  if (inserted >= total) return { inserted, rejected: 0 };
+  await t.conn.run(`CREATE OR REPLACE TABLE ${REJECT_TABLE} AS SELECT __row${extra.map((c) => `, ${c}`).join('')} FROM (${inner}) WHERE NOT (${plan.ok})`);
+  return { inserted, rejected: await countOf(t.conn, `SELECT count(*) FROM ${REJECT_TABLE}`) };
+}
+
+/** Deletes the rows this file put in the raw table (used when the counts do not add up). */
+async function undoInsert(t: FastTarget): Promise<void> {
+  await t.conn.run(`DELETE FROM ${q(t.rawTable)} WHERE substr(_source, 1, length(_source) - 13) = $1`, [t.relPath]);
+}
+
+/** Drops the helper tables of the fast path (end of a load). */
+export async function dropFastTables(conn: DuckDBConnection): Promise<void> {
+  await conn.run(`DROP TABLE IF EXISTS ${ZONE_TABLE}`);
+  await conn.run(`DROP TABLE IF EXISTS ${REJECT_TABLE}`);
+}
+
+const FLOAT_TYPES = /^(FLOAT|DOUBLE|REAL)$/;
+
+/**
+ * Loads a Parquet file through the fast path, or returns NotFast (nothing was inserted) when the
+ * JS reader must read it whole. The events returned hold the header and the records handed back.
+ */
+export async function loadParquetFast(t: FastTarget): Promise<FastLoad | NotFast> {
+  const { conn, spec, stagedPath } = t;
+  if (!SAFE_PATH.test(stagedPath)) return { reason: 'unsafe staged path' };
+  const scan = `read_parquet('${stagedPath}', file_row_number = true)`;
+  let schema: { name: string; type: string }[];
+  let total: number;
+  try {
+    schema = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${stagedPath}')`)).getRowObjectsJson().map((o) => ({ name: String(o.column_name), type: String(o.column_type) }));
+    total = await countOf(conn, `SELECT count(*) FROM read_parquet('${stagedPath}')`);
+  } catch {
+    return { reason: 'the schema cannot be read (the JS reader reports it)' };
+  }
+  const names = schema.map((c) => c.name);
+  const sources = new Map<string, SourceColumn>();
+  for (const col of spec.columns) {
+    const found = schema.filter((c) => c.name === col.name);
+    if (found.length !== 1) return { reason: `column ${col.name} appears ${found.length} times` };
+    if (FLOAT_TYPES.test(found[0].type)) return { reason: `column ${col.name} is ${found[0].type}` };
+    sources.set(col.name, { type: found[0].type, ref: `s.${q(col.name)}` });
+  }
+  const plan = planFast(spec, sources, 'parquet', t.config.rounding_mode);
+  if ('reason' in plan) return plan;
+  let counts: { inserted: number; rejected: number };
+  try {
+    if (plan.joins.length) await fillZoneTable(conn, `${scan} s`, plan.joins);
+    counts = await insertAccepted(t, plan, `(SELECT *, file_row_number + 1 AS __row FROM ${scan}) s`, [], total);
+  } catch (e) {
+    return { reason: `DuckDB could not read the file on the fast path: ${(e as Error).message.split('\n')[0]}` };
+  }
+  if (counts.inserted + counts.rejected !== total) {
+    await undoInsert(t);
+    return { reason: `fast path counted ${counts.inserted} + ${counts.rejected} records of ${total}` };
+  }
+  if (counts.rejected === 0) {
+    return { inserted: counts.inserted, events: (async function* () { yield { type: 'header', columns: names } as ReadEvent; })() };
+  }
+  return { inserted: counts.inserted, events: readParquet(conn, stagedPath, spec.columns, `file_row_number + 1 IN (SELECT __row FROM ${REJECT_TABLE})`) };
+}
+
+/**
+ * Loads a plain CSV file (shape from sources/csv-fast.ts) through the fast path, or returns
+ * NotFast (nothing was inserted). Records handed back are rebuilt from DuckDB's fields: in a plain
+ * file a record is one line, so its raw text is its fields joined by commas and its line is row + 1.
+ */
+export async function loadCsvFast(t: FastTarget, shape: CsvShape): Promise<FastLoad | NotFast> {
+  const { conn, spec, stagedPath } = t;
+  if (!shape.plain || !shape.header) return { reason: 'not a plain CSV file' };
+  if (!SAFE_PATH.test(stagedPath)) return { reason: 'unsafe staged path' };
+  const header = shape.header;
+  if (header.some((h) => /[\u0000-\u001f\u007f]/.test(h))) return { reason: 'the header holds a control character' };
+  const sources = new Map<string, SourceColumn>();
+  for (const col of spec.columns) {
+    const at = header.flatMap((h, i) => (h === col.name ? [i] : []));
+    if (at.length !== 1) return { reason: `column ${col.name} appears ${at.length} times in the header` };
+    sources.set(col.name, { type: 'VARCHAR', ref: `s.c${at[0]}` });
+  }
+  const plan = planFast(spec, sources, 'csv', t.config.rounding_mode);
+  if ('reason' in plan) return plan;
+  const cols = header.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ');
+  const csv = `read_csv('${stagedPath}', header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', strict_mode = true, columns = {${cols}})`;
+  let counts: { inserted: number; rejected: number };
+  try {
+    if (plan.joins.length) await fillZoneTable(conn, `${csv} s`, plan.joins);
+    // row_number() over the scan in file order is the record number (a plain file has one record per line).
+    counts = await insertAccepted(t, plan, `(SELECT row_number() OVER () AS __row, * FROM ${csv}) s`, header.map((_, i) => `c${i}`), shape.records);
+  } catch (e) {
+    return { reason: `DuckDB could not read the file on the fast path: ${(e as Error).message.split('\n')[0]}` };
+  }
+  if (counts.inserted + counts.rejected !== shape.records) {
+    await undoInsert(t);
+    return { reason: `fast path counted ${counts.inserted} + ${counts.rejected} records of ${shape.records}` };
+  }
+  const events = async function* (): AsyncGenerator<ReadEvent> {
+    yield { type: 'header', columns: header };
+    if (counts.rejected === 0) return;
+    // Pages by record number, each a complete query: an open stream would end early once the
+    // loader appends on the same connection.
+    const last = await countOf(conn, `SELECT max(__row) FROM ${REJECT_TABLE}`);
+    for (let lo = 1; lo <= last; lo += REJECT_PAGE_ROWS) {
+      const rows = (await conn.runAndReadAll(`SELECT * FROM ${REJECT_TABLE} WHERE __row >= ${lo} AND __row < ${lo + REJECT_PAGE_ROWS} ORDER BY __row`)).getRows();
+      for (const r of rows) {
+        const row = Number(r[0]);
+        const values = r.slice(1).map((v) => (v === null ? null : String(v)));
+        const fields = new Map<string, string | null>();
+        for (let i = 0; i < header.length; i++) fields.set(header[i], values[i]);
+        const text = values.map((v) => v ?? '').join(',');
+        const rawText = text.length > RAW_KEEP_CHARS ? `${text.slice(0, RAW_KEEP_CHARS)}…` : text;
+        yield { type: 'record', row, line: row + 1, raw: rawText, fields };
+      }
+    }
+  };
+  return { inserted: counts.inserted, events: events() };
+}
