@@ -102,7 +102,6 @@ const joinSql = (joins: readonly ZoneJoin[]) =>
  */
 async function insertAccepted(t: FastTarget, plan: FastPlan, from: string, extra: readonly string[], total: number): Promise<{ inserted: number; rejected: number }> {
   const inner = `SELECT ${plan.inner}, __row${extra.map((c) => `, s.${c}`).join('')} FROM ${from}${joinSql(plan.joins)}`;
-  if (process.env.RECKON_LOAD_SQL) console.error(`INSERT INTO ${q(t.rawTable)} SELECT ${plan.outer.join(', ')}, ${sourceExpr('__row')} FROM (${inner}) WHERE ${plan.ok}`);
   const ins = await t.conn.run(
     `INSERT INTO ${q(t.rawTable)} SELECT ${plan.outer.join(', ')}, ${sourceExpr('__row')} FROM (${inner}) WHERE ${plan.ok}`,
     [t.relPath],

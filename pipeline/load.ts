@@ -104,6 +104,19 @@ export interface LoadOptions {
    * quarantine are the same either way (test/load-fastpath.test.ts).
    */
   readonly fast?: boolean;
+  /** Called once per data file that is read, saying how it was loaded. For tests and diagnostics. */
+  readonly onFile?: (info: FilePath) => void;
+}
+
+/**
+ * How one file was loaded: `fast` (SQL inserted `sqlRecords` records; the others went through the
+ * JS validator) or `js` (the JavaScript reader read it whole; `reason` says why).
+ */
+export interface FilePath {
+  readonly path: string;
+  readonly loadedBy: 'fast' | 'js';
+  readonly sqlRecords: number;
+  readonly reason?: string;
 }
 
 /** 10^38: the first magnitude DECIMAL(38,0) cannot hold. */
@@ -361,15 +374,18 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
         if (fast && stagedPath) {
           const target: FastTarget = { conn, spec, config, rawTable, relPath: file.relPath, stagedPath };
           const shape: CsvShape | undefined = scan?.result();
-          const t0 = Date.now();
           const r: FastLoad | { reason: string } = file.format === 'parquet' ? await loadParquetFast(target) : await loadCsvFast(target, shape!);
-          if (process.env.RECKON_LOAD_DEBUG) console.error(`[load] ${file.relPath}: ${'events' in r ? `fast ${r.inserted}` : r.reason} ${Date.now() - t0} ms`);
           if ('events' in r) {
             events = r.events;
             load.records_read += r.inserted;
             fl.rows += r.inserted;
             fl.loaded += r.inserted;
+            options.onFile?.({ path: file.relPath, loadedBy: 'fast', sqlRecords: r.inserted });
+          } else {
+            options.onFile?.({ path: file.relPath, loadedBy: 'js', sqlRecords: 0, reason: r.reason });
           }
+        } else {
+          options.onFile?.({ path: file.relPath, loadedBy: 'js', sqlRecords: 0, reason: fast ? `${file.format}${file.gzip ? '.gz' : ''} files are read by the JS reader` : 'fast path off' });
         }
         if (!events) {
           if (file.format === 'parquet') events = readParquet(conn, stagedPath!, spec.columns);
@@ -413,9 +429,7 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
       }
     }
     load.quarantined = quarantine.length - qBefore;
-    const td = Date.now();
     await dedupe(conn, spec, load);
-    if (process.env.RECKON_LOAD_DEBUG) console.error(`[load] dedupe ${spec.name} ${Date.now() - td} ms`);
     const declared = await readWatermark(folder, quarantine);
     load.quarantined = quarantine.length - qBefore;
     if (declared) load.watermark = declared;

@@ -455,7 +455,12 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
     let e: string;
     if (c.type === 'TIMESTAMP WITH TIME ZONE') e = `strftime(timezone('UTC', ${col}), '%Y-%m-%dT%H:%M:%S.%fZ')`;
     // Nanoseconds that are not whole microseconds are shown with 9 digits, which the timestamp rule rejects.
-    else if (c.type === 'TIMESTAMP_NS') e = `CASE WHEN epoch_ns(${col}) % 1000 = 0 THEN strftime(${col}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ') ELSE strftime(${col}, '%Y-%m-%dT%H:%M:%S.%nZ') END`;
+    else if (c.type === 'TIMESTAMP_NS') {
+      // Built by hand: DuckDB's strftime '%n' has printed stray bytes after the digits here.
+      const ns = `((epoch_ns(${col}) % 1000000000 + 1000000000) % 1000000000)`;
+      const secs = `strftime(make_timestamp((epoch_ns(${col}) - ${ns}) // 1000), '%Y-%m-%dT%H:%M:%S')`;
+      e = `CASE WHEN epoch_ns(${col}) % 1000 = 0 THEN strftime(${col}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ') ELSE ${secs} || '.' || lpad(${ns}::VARCHAR, 9, '0') || 'Z' END`;
+    }
     else if (/^TIMESTAMP/.test(c.type)) e = `strftime(${col}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ')`;
     else if (c.type === 'BOOLEAN') e = `CASE WHEN ${col} THEN 'true' ELSE 'false' END`;
     else e = `${col}::VARCHAR`;
