@@ -153,10 +153,11 @@ async function timed<T>(timings: PhaseTimings, phase: string, fn: () => Promise<
 }
 
 /** Evaluates every selected control against the loaded tables (CONTRACT §3–§4). */
-async function evaluateControls(conn: DuckDBConnection, req: RunRequest, controls: readonly ControlDefinition[], loads: Map<string, DatasetLoad>, logger: RunLogger): Promise<ControlResult[]> {
+async function evaluateControls(conn: DuckDBConnection, req: RunRequest, controls: readonly ControlDefinition[], loads: Map<string, DatasetLoad>, logger: RunLogger, timings: PhaseTimings): Promise<ControlResult[]> {
   const { config } = req.config;
   const results: ControlResult[] = [];
   for (const def of controls) {
+    const t0 = performance.now();
     const cfg = config.controls[def.control_id] ?? {};
     const asOfMicros = asOf(def, loads);
     await setVariables(conn, { ...def.params, ...(cfg.params ?? {}), window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros });
@@ -176,6 +177,7 @@ async function evaluateControls(conn: DuckDBConnection, req: RunRequest, control
         disposition: (status === 'NOT_READY' || status === 'INCOMPLETE' ? 'PROVISIONAL' : d.timing ? 'TIMING' : 'OPENED') as Disposition,
       })),
     });
+    timings[`control_${def.control_id.toLowerCase()}_ms`] = Math.round(performance.now() - t0);
     logger.info(`${status}: ${diffs.length} difference(s)`, { control: def.control_id, status, differences: diffs.length });
   }
   return results;
@@ -256,7 +258,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     const common = commonSql();
     const results = await timed(timings, 'controls_ms', async () => {
       for (const c of common) await runScript(conn, c.text);
-      return evaluateControls(conn, req, controls, loads, logger);
+      return evaluateControls(conn, req, controls, loads, logger, timings);
     });
 
     // Breaks: open, reobserve or reopen, before the manifest that lists them (CONTRACT §5).

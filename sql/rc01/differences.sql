@@ -1,9 +1,13 @@
 -- RC01 differences (CONTRACT §4): one row per (kind, key).
-WITH versions AS (
-  SELECT o.order_id, count(DISTINCT o.order_version) AS n, min(o.order_version) AS lo, max(o.order_version) AS hi,
-         string_agg(DISTINCT o.order_version::VARCHAR, ',' ORDER BY o.order_version::VARCHAR) AS present
+WITH version_stats AS (
+  SELECT o.order_id, count(DISTINCT o.order_version) AS n, min(o.order_version) AS lo, max(o.order_version) AS hi
   FROM orders o SEMI JOIN rc01_scope s ON s.order_id = o.order_id
   GROUP BY o.order_id
+), versions AS (
+  -- The list of versions present is built only for the orders with a gap.
+  SELECT v.order_id, v.n, v.lo, v.hi,
+         (SELECT string_agg(DISTINCT o.order_version::VARCHAR, ',' ORDER BY o.order_version::VARCHAR) FROM orders o WHERE o.order_id = v.order_id) AS present
+  FROM version_stats v WHERE v.lo <> 1 OR v.n <> v.hi
 ), conflicts AS (
   SELECT o.order_id, o.order_version, count(*) AS n
   FROM orders o SEMI JOIN rc01_scope s ON s.order_id = o.order_id

@@ -1,9 +1,14 @@
 -- RC02 differences (CONTRACT §4). Match key venue_id|venue_fill_id against the other side's whole extract.
 WITH dup_exec_ids AS (
   SELECT execution_id FROM executions GROUP BY execution_id HAVING count(*) > 1
+), multi_keys AS (
+  SELECT venue_id, venue_fill_id FROM executions GROUP BY venue_id, venue_fill_id HAVING count(DISTINCT execution_id) > 1
 ), dup_keys AS (
-  SELECT venue_id, venue_fill_id, 'distinct execution_ids ' || string_agg(DISTINCT execution_id, ',' ORDER BY execution_id) AS why
-  FROM executions GROUP BY venue_id, venue_fill_id HAVING count(DISTINCT execution_id) > 1
+  -- The list of execution ids is built only for the keys that have several.
+  SELECT m.venue_id, m.venue_fill_id,
+         'distinct execution_ids ' || (SELECT string_agg(DISTINCT e.execution_id, ',' ORDER BY e.execution_id) FROM executions e
+                                       WHERE e.venue_id = m.venue_id AND e.venue_fill_id = m.venue_fill_id) AS why
+  FROM multi_keys m
   UNION ALL
   SELECT e.venue_id, e.venue_fill_id, 'execution_id ' || e.execution_id || ' delivered with differing rows'
   FROM executions e SEMI JOIN dup_exec_ids d ON d.execution_id = e.execution_id
@@ -18,12 +23,13 @@ WITH dup_exec_ids AS (
   SELECT order_id, sum(fill_qty) AS filled_qty FROM executions GROUP BY order_id
 ), venue_seqs AS (
   SELECT DISTINCT venue_id, venue_seq FROM rc02_venue_fills
+), venue_first AS (
+  SELECT venue_id, min(venue_time_utc) AS t FROM rc02_venue_fills GROUP BY venue_id
 ), venue_gaps AS (
-  SELECT venue_id, min(venue_seq + 1) AS first_missing, min(t) AS record_time FROM (
-    SELECT s.venue_id, s.venue_seq, lead(s.venue_seq) OVER (PARTITION BY s.venue_id ORDER BY s.venue_seq) AS next_seq,
-           (SELECT min(venue_time_utc) FROM rc02_venue_fills f WHERE f.venue_id = s.venue_id) AS t
+  SELECT g.venue_id, min(g.venue_seq + 1) AS first_missing, min(f.t) AS record_time FROM (
+    SELECT s.venue_id, s.venue_seq, lead(s.venue_seq) OVER (PARTITION BY s.venue_id ORDER BY s.venue_seq) AS next_seq
     FROM venue_seqs s
-  ) WHERE next_seq > venue_seq + 1 GROUP BY venue_id
+  ) g JOIN venue_first f USING (venue_id) WHERE g.next_seq > g.venue_seq + 1 GROUP BY g.venue_id
 )
 SELECT 'FILL_MISSING_INTERNAL' AS kind, v.venue_id || '|' || v.venue_fill_id AS key,
        'venue fill at ' || ts_text(min(v.venue_time_utc)) || ' has no internal execution' AS detail,

@@ -8,15 +8,18 @@ WITH set_balance AS (
 ), exec_first AS (
   SELECT execution_id, min(executed_at) AS executed_at FROM rc03_executions GROUP BY execution_id
 ), trade_count AS (
-  SELECT execution_id, count(DISTINCT posting_set_id) AS n, string_agg(DISTINCT posting_set_id, ',' ORDER BY posting_set_id) AS sets
-  FROM rc03_trade_sets GROUP BY execution_id
+  SELECT execution_id, count(DISTINCT posting_set_id) AS n FROM rc03_trade_sets GROUP BY execution_id
+), set_debits AS (
+  SELECT l.posting_set_id, l.currency, sum(l.amount_minor)::DECIMAL(38,0) AS debit_minor
+  FROM ledger_postings l SEMI JOIN rc03_trade_sets t ON t.posting_set_id = l.posting_set_id
+  WHERE l.direction = 'DEBIT'
+  GROUP BY l.posting_set_id, l.currency
 ), trade_debits AS (
   -- Σ DEBIT legs of each unreversed TRADE set naming a scoped execution, in the execution's price currency.
   SELECT e.execution_id, t.posting_set_id, e.notional_minor, e.price_currency,
-         (SELECT coalesce(sum(l.amount_minor), 0)::DECIMAL(38,0) FROM ledger_postings l
-          WHERE l.posting_set_id = t.posting_set_id AND l.direction = 'DEBIT' AND l.currency = e.price_currency) AS debit_minor,
-         e.executed_at
+         coalesce(d.debit_minor, 0)::DECIMAL(38,0) AS debit_minor, e.executed_at
   FROM rc03_executions e JOIN rc03_trade_sets t USING (execution_id)
+  LEFT JOIN set_debits d ON d.posting_set_id = t.posting_set_id AND d.currency = e.price_currency
 )
 SELECT 'POSTING_SET_UNBALANCED' AS kind, b.posting_set_id || '|' || b.currency AS key,
        'debits ' || b.debit_minor || ' ≠ credits ' || b.credit_minor || ' (' || b.currency || ' minor units)' AS detail,
@@ -28,7 +31,9 @@ SELECT 'EXECUTION_WITHOUT_POSTING', x.execution_id, 'no unreversed TRADE posting
        epoch_us(x.executed_at)::VARCHAR
 FROM exec_first x ANTI JOIN trade_count t USING (execution_id)
 UNION ALL
-SELECT 'EXECUTION_MULTIPLE_POSTINGS', x.execution_id, t.n || ' unreversed TRADE posting sets name it: ' || t.sets,
+SELECT 'EXECUTION_MULTIPLE_POSTINGS', x.execution_id,
+       t.n || ' unreversed TRADE posting sets name it: ' ||
+       (SELECT string_agg(DISTINCT s.posting_set_id, ',' ORDER BY s.posting_set_id) FROM rc03_trade_sets s WHERE s.execution_id = x.execution_id),
        epoch_us(x.executed_at)::VARCHAR
 FROM exec_first x JOIN trade_count t USING (execution_id) WHERE t.n > 1
 UNION ALL
