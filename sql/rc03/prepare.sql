@@ -22,7 +22,7 @@ SEMI JOIN trade t ON t.posting_set_id = l.posting_set_id
 ANTI JOIN reversed r ON r.posting_set_id = l.posting_set_id
 WHERE l.execution_id IS NOT NULL;
 
-CREATE OR REPLACE TEMP TABLE rc03_executions AS SELECT * FROM executions WHERE in_window(executed_at);
+CREATE OR REPLACE TEMP VIEW rc03_executions AS SELECT * FROM executions WHERE in_window(executed_at);
 
 -- Snapshots at exactly the window start and end.
 CREATE OR REPLACE TEMP TABLE rc03_open AS SELECT * FROM account_balances WHERE as_of = getvariable('window_start')::TIMESTAMP;
