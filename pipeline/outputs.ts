@@ -19,6 +19,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { hashFile } from './sources/files.js';
+import { ChunkAppender } from './load-chunks.js';
 import { ident } from './load.js';
 import { InternalError } from './errors.js';
 
@@ -136,14 +137,14 @@ export async function writeOutputs(
     assertOutputTable(table, cols);
     const staging = `out_${table}`;
     await conn.run(`CREATE OR REPLACE TEMP TABLE ${staging} (${cols.map((c) => `${ident(c.name)} VARCHAR`).join(', ')})`);
-    const app = await conn.createAppender(staging);
+    // Columnar appends: one data chunk per 2048 rows, not one call per value.
+    const app = await ChunkAppender.open(conn, staging, cols.map(() => 'VARCHAR'));
     const data = rows[table] ?? [];
     for (const r of data) {
       if (r.length !== cols.length) throw new InternalError(`output ${table}: a row has ${r.length} values for ${cols.length} columns`);
-      for (const v of r) { if (v === null) app.appendNull(); else app.appendVarchar(v); }
-      app.endRow();
+      app.push(r);
     }
-    app.closeSync();
+    app.close();
     const rel = `${table}/window_date=${windowDate}/run=${runId}/part-00000.parquet`;
     const localPath = join(stagingDir, 'outputs', ...rel.split('/'));
     await mkdir(join(localPath, '..'), { recursive: true });
