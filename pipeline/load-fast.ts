@@ -32,6 +32,8 @@ import { inTimestampRange, parseLocalTimestamp } from './values.js';
 const ZONE_TABLE = '__ld_tz';
 /** Table holding the records of the current file that the SQL did not accept. */
 const REJECT_TABLE = '__ld_rej';
+/** Table holding the current plain CSV file as text fields with their record numbers. */
+const CSV_TABLE = '__ld_csv';
 const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
 /** Records handed back per query (see loadCsvFast). */
 const REJECT_PAGE_ROWS = 50_000;
@@ -92,16 +94,19 @@ async function fillZoneTable(conn: DuckDBConnection, from: string, joins: readon
   }
 }
 
-const joinSql = (joins: readonly ZoneJoin[]) =>
-  joins.map((j) => ` LEFT JOIN ${ZONE_TABLE} ${j.alias} ON ${j.alias}.zone = ${j.zone} AND ${j.alias}.hour = substr(${j.local}, 1, 13)`).join('');
+/** The plan's LEFT JOINs: zone-hour offsets, and value lookups over `scan` (the file's table function). */
+const joinSql = (plan: FastPlan, scan: string) =>
+  plan.joins.map((j) => ` LEFT JOIN ${ZONE_TABLE} ${j.alias} ON ${j.alias}.zone = ${j.zone} AND ${j.alias}.hour = substr(${j.local}, 1, 13)`).join('')
+  + plan.lookups.map((l) => ` LEFT JOIN (SELECT k, ${l.value} AS v FROM (SELECT k, k::VARCHAR AS vk FROM (SELECT DISTINCT ${l.column} AS k FROM ${scan}))) ${l.alias} ON ${l.alias}.k = ${l.ref}`).join('');
 
 /**
  * Inserts the accepted records of `from` (a relation aliased `s`, with a 1-based record number
  * `__row`). When fewer than `total` were accepted, the others are stored in REJECT_TABLE with
  * their `__row` and the `extra` source columns (a second pass, only for files with such records).
  */
-async function insertAccepted(t: FastTarget, plan: FastPlan, from: string, extra: readonly string[], total: number): Promise<{ inserted: number; rejected: number }> {
-  const inner = `SELECT ${plan.inner}, __row${extra.map((c) => `, s.${c}`).join('')} FROM ${from}${joinSql(plan.joins)}`;
+async function insertAccepted(t: FastTarget, plan: FastPlan, from: string, scan: string, extra: readonly string[], total: number): Promise<{ inserted: number; rejected: number }> {
+  let inner = `SELECT ${plan.inner}, __row${extra.map((c) => `, s.${c}`).join('')} FROM ${from}${joinSql(plan, scan)}`;
+  for (const layer of plan.layers) inner = `SELECT *, ${layer.join(', ')} FROM (${inner})`;
   const ins = await t.conn.run(
     `INSERT INTO ${q(t.rawTable)} SELECT ${plan.outer.join(', ')}, ${sourceExpr('__row')} FROM (${inner}) WHERE ${plan.ok}`,
     [t.relPath],
@@ -121,6 +126,7 @@ async function undoInsert(t: FastTarget): Promise<void> {
 export async function dropFastTables(conn: DuckDBConnection): Promise<void> {
   await conn.run(`DROP TABLE IF EXISTS ${ZONE_TABLE}`);
   await conn.run(`DROP TABLE IF EXISTS ${REJECT_TABLE}`);
+  await conn.run(`DROP TABLE IF EXISTS ${CSV_TABLE}`);
 }
 
 const FLOAT_TYPES = /^(FLOAT|DOUBLE|REAL)$/;
@@ -154,7 +160,7 @@ export async function loadParquetFast(t: FastTarget): Promise<FastLoad | NotFast
   let counts: { inserted: number; rejected: number };
   try {
     if (plan.joins.length) await fillZoneTable(conn, `${scan} s`, plan.joins);
-    counts = await insertAccepted(t, plan, `(SELECT *, file_row_number + 1 AS __row FROM ${scan}) s`, [], total);
+    counts = await insertAccepted(t, plan, `(SELECT *, file_row_number + 1 AS __row FROM ${scan}) s`, `read_parquet('${stagedPath}')`, [], total);
   } catch (e) {
     return { reason: `DuckDB could not read the file on the fast path: ${(e as Error).message.split('\n')[0]}` };
   }
@@ -191,12 +197,22 @@ export async function loadCsvFast(t: FastTarget, shape: CsvShape): Promise<FastL
   const csv = `read_csv('${stagedPath}', header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', strict_mode = true, columns = {${cols}})`;
   let counts: { inserted: number; rejected: number };
   try {
-    if (plan.joins.length) await fillZoneTable(conn, `${csv} s`, plan.joins);
-    // row_number() over the scan in file order is the record number (a plain file has one record per line).
-    counts = await insertAccepted(t, plan, `(SELECT row_number() OVER () AS __row, * FROM ${csv}) s`, header.map((_, i) => `c${i}`), shape.records);
+    // The file's fields as text, numbered: row_number() over the scan follows the file (a plain
+    // file has one record per line). Numbering is one sequential pass; everything after it runs
+    // in parallel on the table.
+    await conn.run(`CREATE OR REPLACE TABLE ${CSV_TABLE} AS SELECT row_number() OVER () AS __row, * FROM ${csv}`);
+    const read = await countOf(conn, `SELECT count(*) FROM ${CSV_TABLE}`);
+    if (read !== shape.records) {
+      await conn.run(`DROP TABLE ${CSV_TABLE}`);
+      return { reason: `DuckDB read ${read} records, the byte scan counted ${shape.records}` };
+    }
+    if (plan.joins.length) await fillZoneTable(conn, `${CSV_TABLE} s`, plan.joins);
+    counts = await insertAccepted(t, plan, `${CSV_TABLE} s`, CSV_TABLE, header.map((_, i) => `c${i}`), shape.records);
   } catch (e) {
+    await conn.run(`DROP TABLE IF EXISTS ${CSV_TABLE}`);
     return { reason: `DuckDB could not read the file on the fast path: ${(e as Error).message.split('\n')[0]}` };
   }
+  await conn.run(`DROP TABLE ${CSV_TABLE}`);
   if (counts.inserted + counts.rejected !== shape.records) {
     await undoInsert(t);
     return { reason: `fast path counted ${counts.inserted} + ${counts.rejected} records of ${shape.records}` };

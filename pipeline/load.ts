@@ -471,8 +471,11 @@ async function dedupe(conn: DuckDBConnection, spec: DatasetSpec, load: DatasetLo
   await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dup AS SELECT ${keyHash} AS h FROM ${raw} GROUP BY 1 HAVING count(*) > 1`);
   const dupHashes = Number((await conn.runAndReadAll('SELECT count(*) FROM __ld_dup')).getRows()[0][0]);
   if (dupHashes > 0) {
-    await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_grp AS SELECT ${select}, min(_source) AS _source, count(*) AS _deliveries FROM ${raw} WHERE ${keyHash} IN (SELECT h FROM __ld_dup) GROUP BY ALL`);
-    await conn.run(`DELETE FROM ${raw} WHERE ${keyHash} IN (SELECT h FROM __ld_dup)`);
+    // The records of those hashes, found once by row id; grouped by their typed values.
+    await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dm AS SELECT rowid AS r FROM ${raw} WHERE ${keyHash} IN (SELECT h FROM __ld_dup)`);
+    await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_grp AS SELECT ${select}, min(_source) AS _source, count(*) AS _deliveries FROM ${raw} WHERE rowid IN (SELECT r FROM __ld_dm) GROUP BY ALL`);
+    await conn.run(`DELETE FROM ${raw} WHERE rowid IN (SELECT r FROM __ld_dm)`);
+    await conn.run('DROP TABLE __ld_dm');
   }
   await conn.run(`DROP TABLE IF EXISTS ${ident(spec.name)}`);
   await conn.run(`ALTER TABLE ${raw} RENAME TO ${ident(spec.name)}`);

@@ -140,11 +140,17 @@ function validValue(g: Gen, spec: DatasetSpec, col: ColumnSpec): string {
   }
 }
 
-/** Rows of one dataset: mostly valid, one value in about eight invalid or empty. */
-function rows(g: Gen, spec: DatasetSpec, n: number): string[][] {
+/** Ids and text that plain CSV cannot hold (non-ASCII, NBSP, NUL), for Parquet text columns. */
+const UNICODE: Record<string, readonly string[]> = {
+  id: ['ÄCC-1', 'ACC-1\u00a0', '\u00a0ACC-1', 'ACC\u2003X', 'ACC-\u0000', '日本-1'],
+  text: ['café au lait', 'a\u0000b', 'zwölf'],
+};
+
+/** Rows of one dataset: mostly valid, one value in about eight invalid or empty (`unicode`: some non-ASCII ids and text). */
+function rows(g: Gen, spec: DatasetSpec, n: number, unicode = false): string[][] {
   const out: string[][] = [];
   for (let i = 0; i < n; i++) {
-    const row = spec.columns.map((c) => validValue(g, spec, c));
+    const row = spec.columns.map((c) => (unicode && UNICODE[c.kind] && g.chance(0.03) ? g.pick(UNICODE[c.kind]) : validValue(g, spec, c)));
     if (g.chance(0.35)) {
       const k = g.int(0, spec.columns.length - 1);
       const col = spec.columns[k];
@@ -309,7 +315,7 @@ describe('the fast path and the JS path give identical tables and quarantine', (
     const root = newRoot();
     for (const name of FAST_DATASETS) {
       const spec = datasetSpec(name);
-      await writeParquet(join(root, name, 'a-text.parquet'), spec, rows(g, spec, 600), false, g);
+      await writeParquet(join(root, name, 'a-text.parquet'), spec, rows(g, spec, 600, true), false, g);
       await writeParquet(join(root, name, 'b-typed.parquet'), spec, rows(g, spec, 600), true, g);
     }
     const { fast, js, fastResult, paths, sql } = await loadBoth(root);
@@ -319,7 +325,9 @@ describe('the fast path and the JS path give identical tables and quarantine', (
       expectMostlySql(fastResult, sql, `${name}/b-typed.parquet`);
     }
     const rules = new Set(fastResult.quarantine.map((e) => e.rule));
-    for (const rule of ['local_time_gap', 'notional_range', 'timestamp_form', 'required_empty', 'range_positive']) expect([rule, rules.has(rule)]).toEqual([rule, true]);
+    for (const rule of ['local_time_gap', 'notional_range', 'timestamp_form', 'required_empty', 'range_positive', 'id_whitespace', 'id_character', 'text_nul']) {
+      expect([rule, rules.has(rule)]).toEqual([rule, true]);
+    }
     expectSame(fast, js);
   });
 
