@@ -13,6 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { repoPath } from '../pipeline/paths.js';
+import { DUCKDB_MEMORY_LIMIT } from '../pipeline/run.js';
 
 const sizes = (process.env.BENCH_SIZES ?? '1000000,10000000').split(',').map(Number);
 const formats = (process.env.BENCH_FORMATS ?? 'parquet,csv').split(',');
@@ -80,7 +81,7 @@ const f1 = (x: number) => x.toFixed(1);
 const lines = [
   '# Benchmarks',
   '',
-  `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Machine: ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${kernel}, Node ${process.version}, DuckDB ${duckdbVersion} (threads 2, memory_limit 6GB, spilling to a temp folder). Data: \`reckon generate --orders N --date ${DATE} --seed 1\` (every difference kind injected). Ratios, not absolute times, are the claims; the machine may have been shared.`,
+  `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Machine: ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${kernel}, Node ${process.version}, DuckDB ${duckdbVersion} (threads 2, memory_limit ${DUCKDB_MEMORY_LIMIT}, spilling to a temp folder). Data: \`reckon generate --orders N --date ${DATE} --seed 1\` (every difference kind injected). Ratios, not absolute times, are the claims; the machine may have been shared.`,
   '',
   '| orders | format | input rows | input MiB | reckon run --all (s) | rows/s | peak RSS (MiB) | raw scan floor (s) | floor peak RSS (MiB) | reckon ÷ floor |',
   '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
