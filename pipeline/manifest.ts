@@ -60,7 +60,10 @@ export async function withPublishLock<T>(store: ObjectStore, fn: (generation: nu
         await store.putOnce(`${LOCK_PREFIX}/${String(gen).padStart(10, '0')}.json`, JSON.stringify(grant));
       } catch (e) {
         if (!(e instanceof AlreadyExistsError)) throw e;
-        continue; // another publisher took generation gen first
+        // Another publisher took generation gen first: look again, within the deadline.
+        if (Date.now() > deadline) throw new ConcurrencyError('the store-wide publish lock is held by another run', 'lock');
+        await new Promise((r) => setTimeout(r, 10 + Math.random() * 50));
+        continue;
       }
       try {
         return await fn(gen);

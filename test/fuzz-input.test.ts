@@ -139,7 +139,8 @@ function encode(spec: (typeof DATASETS)[number], rows: GenRow[], format: 'csv' |
     const v = r.values[i];
     if (v === '') return [];
     const numeric = (c.kind === 'decimal' || c.kind === 'int' || c.kind === 'amount_minor') && style.numbers && JSON_NUMBER.test(v);
-    const bool = c.kind === 'bool' && style.numbers && (v === 'true' || v === 'false');
+    // CONTRACT §1: a bool column in JSON Lines holds JSON true/false (a JSON string is refused).
+    const bool = c.kind === 'bool' && (v === 'true' || v === 'false');
     return [`${JSON.stringify(c.name)}:${numeric || bool ? v : JSON.stringify(v)}`];
   }).join(',')}}`);
   return { text: lines.join(eol) + eol, starts: rows.map((_, i) => i + 1) };

@@ -79,8 +79,12 @@ export function csvText(t: Table): string {
 }
 
 /** A table as JSON Lines: every value a JSON string, empty values omitted. */
+const BOOL_COLUMNS = new Set(['required', 'complete']);
+
 export function jsonlText(t: Table): string {
-  return t.rows.map((r) => JSON.stringify(Object.fromEntries(t.header.map((h, i) => [h, r[i]]).filter(([, v]) => v !== '')))).join('\n') + (t.rows.length ? '\n' : '');
+  // Bool columns hold JSON true/false in JSON Lines (CONTRACT §1); everything else stays a string.
+  const value = (h: string, v: string) => (BOOL_COLUMNS.has(h) && (v === 'true' || v === 'false') ? v === 'true' : v);
+  return t.rows.map((r) => JSON.stringify(Object.fromEntries(t.header.map((h, i) => [h, value(h, r[i])]).filter(([, v]) => v !== '')))).join('\n') + (t.rows.length ? '\n' : '');
 }
 
 /**

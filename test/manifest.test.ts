@@ -47,7 +47,7 @@ describe('manifest immutability and verification', () => {
     const existing = JSON.parse(before.toString('utf8'));
     // A view of the store that hides the published manifests, so the publisher computes the same
     // key (sequence 1 and the same run id) again; the write-once store must refuse it.
-    const blind = Object.assign(Object.create(Object.getPrototypeOf(s)), s, { list: async () => [] }) as typeof s;
+    const blind = Object.assign(Object.create(Object.getPrototypeOf(s)), s, { list: async (p: string) => (p.startsWith('manifests') ? [] : s.list(p)) }) as typeof s;
     await expect(publishManifest(blind, existing.run_id, (chain) => ({ ...existing, reason: 'forged', chain: { ...existing.chain, ...chain } })))
       .rejects.toBeInstanceOf(AlreadyExistsError);
     expect((await s.get(key))!.equals(before)).toBe(true);

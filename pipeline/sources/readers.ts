@@ -396,6 +396,8 @@ export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[
           else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must be a JSON string, not the number ${v.value.slice(0, 80)}` };
         } else if (typeof v === 'string') {
           if (!wellFormed(v)) problem ??= { column: k, rule: 'jsonl_invalid_unicode', message: `column ${k} holds a lone UTF-16 surrogate (\\uD800–\\uDFFF escape), not a character` };
+          // CONTRACT §1: bool columns hold JSON true/false in JSON Lines, never the strings "true"/"false".
+          else if (kind === 'bool') problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must be JSON true or false, not the string "${v.slice(0, 20)}"` };
           else fields.set(k, v);
         } else if (typeof v === 'boolean') {
           if (kind === 'bool') fields.set(k, String(v));
