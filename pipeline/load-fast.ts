@@ -126,7 +126,27 @@ async function undoInsert(t: FastTarget): Promise<void> {
 export async function dropFastTables(conn: DuckDBConnection): Promise<void> {
   await conn.run(`DROP TABLE IF EXISTS ${ZONE_TABLE}`);
   await conn.run(`DROP TABLE IF EXISTS ${REJECT_TABLE}`);
-  await conn.run(`DROP TABLE IF EXISTS ${CSV_TABLE}`);
+  await dropCsvTables(conn);
+}
+
+async function dropCsvTables(conn: DuckDBConnection): Promise<void> {
+  await conn.run(`DROP VIEW IF EXISTS ${CSV_TABLE}`);
+  await conn.run(`DROP TABLE IF EXISTS ${CSV_TABLE}_text`);
+}
+
+/**
+ * Runs `f` with DuckDB's `preserve_insertion_order` on (the run turns it off to save memory), and
+ * puts the previous value back afterwards.
+ */
+async function withInsertionOrder<T>(conn: DuckDBConnection, f: () => Promise<T>): Promise<T> {
+  const before = String((await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order')`)).getRows()[0][0]) === 'true';
+  if (before) return f();
+  await conn.run('SET preserve_insertion_order = true');
+  try {
+    return await f();
+  } finally {
+    await conn.run('SET preserve_insertion_order = false');
+  }
 }
 
 const FLOAT_TYPES = /^(FLOAT|DOUBLE|REAL)$/;
@@ -197,22 +217,23 @@ export async function loadCsvFast(t: FastTarget, shape: CsvShape): Promise<FastL
   const csv = `read_csv('${stagedPath}', header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', strict_mode = true, columns = {${cols}})`;
   let counts: { inserted: number; rejected: number };
   try {
-    // The file's fields as text, numbered: row_number() over the scan follows the file (a plain
-    // file has one record per line). Numbering is one sequential pass; everything after it runs
-    // in parallel on the table.
-    await conn.run(`CREATE OR REPLACE TABLE ${CSV_TABLE} AS SELECT row_number() OVER () AS __row, * FROM ${csv}`);
-    const read = await countOf(conn, `SELECT count(*) FROM ${CSV_TABLE}`);
+    // The file's fields as text, in file order: with insertion order preserved, DuckDB's parallel
+    // CSV scan stores record k of the file (a plain file has one record per line) at row id k − 1.
+    // Everything after this runs in parallel on the table.
+    await withInsertionOrder(conn, () => conn.run(`CREATE OR REPLACE TABLE ${CSV_TABLE}_text AS SELECT * FROM ${csv}`));
+    await conn.run(`CREATE OR REPLACE VIEW ${CSV_TABLE} AS SELECT rowid + 1 AS __row, * FROM ${CSV_TABLE}_text`);
+    const read = await countOf(conn, `SELECT count(*) FROM ${CSV_TABLE}_text`);
     if (read !== shape.records) {
-      await conn.run(`DROP TABLE ${CSV_TABLE}`);
+      await dropCsvTables(conn);
       return { reason: `DuckDB read ${read} records, the byte scan counted ${shape.records}` };
     }
     if (plan.joins.length) await fillZoneTable(conn, `${CSV_TABLE} s`, plan.joins);
     counts = await insertAccepted(t, plan, `${CSV_TABLE} s`, CSV_TABLE, header.map((_, i) => `c${i}`), shape.records);
   } catch (e) {
-    await conn.run(`DROP TABLE IF EXISTS ${CSV_TABLE}`);
+    await dropCsvTables(conn);
     return { reason: `DuckDB could not read the file on the fast path: ${(e as Error).message.split('\n')[0]}` };
   }
-  await conn.run(`DROP TABLE ${CSV_TABLE}`);
+  await dropCsvTables(conn);
   if (counts.inserted + counts.rejected !== shape.records) {
     await undoInsert(t);
     return { reason: `fast path counted ${counts.inserted} + ${counts.rejected} records of ${shape.records}` };

@@ -30,7 +30,8 @@ let counter = 0;
 let config: Config;
 
 beforeAll(async () => {
-  instance = await DuckDBInstance.create(':memory:', { threads: '2' });
+  // As in a run (pipeline/run.ts): two threads, insertion order not preserved.
+  instance = await DuckDBInstance.create(':memory:', { threads: '2', preserve_insertion_order: 'false' });
   conn = await instance.connect();
   await conn.run(`SET TimeZone = 'UTC'`);
   config = (await loadConfig()).config;
@@ -404,10 +405,10 @@ function newDir(root: string, name: string): string {
 }
 
 describe('record numbers on the CSV fast path', () => {
-  it('follow the file over many DuckDB buffers (300,000 records, 2 threads)', async () => {
+  it('follow the file over many DuckDB buffers (700,000 records, 45 MB, 2 threads, insertion order off in the run)', async () => {
     const root = newRoot();
     const spec = datasetSpec('outbox_events');
-    const n = 300_000;
+    const n = 700_000;
     const lines = [spec.columns.map((c) => c.name).join(',')];
     for (let i = 1; i <= n; i++) lines.push(`2026-11-02T10:00:00.${String(i % 1_000_000).padStart(6, '0')}Z,EV-${i},ORD-${i},OrderAccepted,SENT,`);
     writeFileSync(join(newDir(root, spec.name), 'big.csv'), `${lines.join('\n')}\n`);
@@ -417,5 +418,7 @@ describe('record numbers on the CSV fast path', () => {
     expect(r.datasets.find((d) => d.dataset === 'outbox_events')).toMatchObject({ records_read: n, records_loaded: n });
     const bad = await conn.runAndReadAll(`SELECT count(*)::VARCHAR FROM outbox_events WHERE _source <> 'outbox_events/big.csv:' || lpad(substr(event_id, 4), 12, '0')`);
     expect(bad.getRows()).toEqual([['0']]);
+    // The loader turns insertion order on for the numbering only, and back off.
+    expect((await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order')::VARCHAR`)).getRows()).toEqual([['false']]);
   });
 });
