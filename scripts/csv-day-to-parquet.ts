@@ -8,7 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DATASETS } from '../pipeline/datasets.js';
-import { parquetType } from '../pipeline/generate/writers.js';
+import { csvToParquetSelect } from '../pipeline/generate/writers.js';
 
 const [src, dst] = process.argv.slice(2);
 const SAFE = /^[A-Za-z0-9_\-/.]+$/;
@@ -26,12 +26,7 @@ for (const spec of DATASETS) {
     const from = join(dir, f);
     const to = join(dst, spec.name, f.replace(/\.csv$/, '.parquet'));
     if (!SAFE.test(from) || !SAFE.test(to)) throw new Error(`unsafe path ${from}`);
-    const cols = spec.columns.map((c) => `'${c.name}': 'VARCHAR'`).join(', ');
-    const select = spec.columns.map((c) => {
-      const col = `"${c.name}"`;
-      const t = parquetType(c.kind);
-      return t === 'VARCHAR' ? `NULLIF(${col}, '') AS ${col}` : `CAST(NULLIF(${col}, '') AS ${t}) AS ${col}`;
-    }).join(', ');
+    const { cols, select } = csvToParquetSelect(spec);
     await conn.run(`COPY (SELECT ${select} FROM read_csv('${from}', header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', columns = {${cols}}, max_line_size = 1048576)) TO '${to}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
     process.stderr.write(`${to}\n`);
   }

@@ -156,6 +156,20 @@ export function parquetType(kind: ColumnKind): string {
 const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
 
 /**
+ * The read_csv column list (every column as text) and the SELECT list that casts each column to
+ * its exact Parquet type, empty text becoming NULL: how a generated CSV day becomes Parquet.
+ */
+export function csvToParquetSelect(spec: DatasetSpec): { cols: string; select: string } {
+  const cols = spec.columns.map((c) => `'${c.name}': 'VARCHAR'`).join(', ');
+  const select = spec.columns.map((c) => {
+    const col = `"${c.name}"`;
+    const t = parquetType(c.kind);
+    return t === 'VARCHAR' ? `NULLIF(${col}, '') AS ${col}` : `CAST(NULLIF(${col}, '') AS ${t}) AS ${col}`;
+  }).join(', ');
+  return { cols, select };
+}
+
+/**
  * Converts staged CSV files to Parquet with DuckDB: every column read as text, then cast to its
  * exact type; the staging CSV is removed afterwards. Paths must be made of safe characters (DuckDB
  * treats file names as globs and they are interpolated into SQL). Single-threaded with insertion
@@ -173,12 +187,7 @@ export async function convertToParquet(root: string, files: readonly { spec: Dat
       const src = file.stagingCsv!;
       const dst = join(root, file.path);
       if (!SAFE_PATH.test(src) || !SAFE_PATH.test(dst)) throw new Error(`unsafe path for DuckDB: ${src} → ${dst}`);
-      const cols = spec.columns.map((c) => `'${c.name}': 'VARCHAR'`).join(', ');
-      const select = spec.columns.map((c) => {
-        const col = `"${c.name}"`;
-        const t = parquetType(c.kind);
-        return t === 'VARCHAR' ? `NULLIF(${col}, '') AS ${col}` : `CAST(NULLIF(${col}, '') AS ${t}) AS ${col}`;
-      }).join(', ');
+      const { cols, select } = csvToParquetSelect(spec);
       await conn.run(
         `COPY (SELECT ${select} FROM read_csv('${src}', header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', columns = {${cols}}, max_line_size = 1048576)) ` +
           `TO '${dst}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
