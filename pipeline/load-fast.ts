@@ -31,7 +31,7 @@ import { inTimestampRange, parseLocalTimestamp } from './values.js';
 /** Table holding, per (zone, local hour), the UTC offset of an hour with no DST transition in it. */
 const ZONE_TABLE = '__ld_tz';
 /** Table holding the records of the current file that the SQL did not accept. */
-const REJECT_TABLE = '__ld_rej';
+export const REJECT_TABLE = '__ld_rej';
 /** Table holding the current plain CSV file as text fields with their record numbers. */
 const CSV_TABLE = '__ld_csv';
 const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
@@ -42,6 +42,12 @@ const REJECT_PAGE_ROWS = 50_000;
 export interface FastLoad {
   readonly inserted: number;
   readonly events: AsyncGenerator<ReadEvent>;
+  /**
+   * Set when the file was checked, not inserted (`view` mode): the typed value of each own column
+   * over the file (`s`), for a view; `inserted` then counts the records the view will show. The
+   * records handed back are listed in REJECT_TABLE (`__row`) until the next file.
+   */
+  readonly values?: readonly string[];
 }
 
 /** Where one file is loaded: the raw table, the file's name (for `_source`), the staged link DuckDB reads. */
@@ -155,7 +161,7 @@ const FLOAT_TYPES = /^(FLOAT|DOUBLE|REAL)$/;
  * Loads a Parquet file through the fast path, or returns NotFast (nothing was inserted) when the
  * JS reader must read it whole. The events returned hold the header and the records handed back.
  */
-export async function loadParquetFast(t: FastTarget): Promise<FastLoad | NotFast> {
+export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = 'insert'): Promise<FastLoad | NotFast> {
   const { conn, spec, stagedPath } = t;
   if (!SAFE_PATH.test(stagedPath)) return { reason: 'unsafe staged path' };
   const scan = `read_parquet('${stagedPath}', file_row_number = true)`;
@@ -177,21 +183,33 @@ export async function loadParquetFast(t: FastTarget): Promise<FastLoad | NotFast
   }
   const plan = planFast(spec, sources, 'parquet', t.config.rounding_mode);
   if ('reason' in plan) return plan;
+  if (mode === 'view' && (plan.joins.length || plan.lookups.length || plan.layers.length || plan.outer.length !== plan.values.length)) {
+    return { reason: 'internal: a dataset with derived columns cannot be read through a view' };
+  }
   let counts: { inserted: number; rejected: number };
+  const from = `(SELECT *, file_row_number + 1 AS __row FROM ${scan}) s`;
   try {
-    if (plan.joins.length) await fillZoneTable(conn, `${scan} s`, plan.joins);
-    counts = await insertAccepted(t, plan, `(SELECT *, file_row_number + 1 AS __row FROM ${scan}) s`, `read_parquet('${stagedPath}')`, [], total);
+    if (mode === 'view') {
+      // One checking pass: only the numbers of the records the SQL does not accept are kept.
+      await conn.run(`CREATE OR REPLACE TABLE ${REJECT_TABLE} AS SELECT __row FROM (SELECT ${plan.inner}, __row FROM ${from}) WHERE NOT (${plan.ok})`);
+      const rejected = await countOf(conn, `SELECT count(*) FROM ${REJECT_TABLE}`);
+      counts = { inserted: total - rejected, rejected };
+    } else {
+      if (plan.joins.length) await fillZoneTable(conn, `${scan} s`, plan.joins);
+      counts = await insertAccepted(t, plan, from, `read_parquet('${stagedPath}')`, [], total);
+    }
   } catch (e) {
     return { reason: `DuckDB could not read the file on the fast path: ${(e as Error).message.split('\n')[0]}` };
   }
+  const values = mode === 'view' ? plan.values : undefined;
   if (counts.inserted + counts.rejected !== total) {
     await undoInsert(t);
     return { reason: `fast path counted ${counts.inserted} + ${counts.rejected} records of ${total}` };
   }
   if (counts.rejected === 0) {
-    return { inserted: counts.inserted, events: (async function* () { yield { type: 'header', columns: names } as ReadEvent; })() };
+    return { inserted: counts.inserted, values, events: (async function* () { yield { type: 'header', columns: names } as ReadEvent; })() };
   }
-  return { inserted: counts.inserted, events: readParquet(conn, stagedPath, spec.columns, `file_row_number + 1 IN (SELECT __row FROM ${REJECT_TABLE})`) };
+  return { inserted: counts.inserted, values, events: readParquet(conn, stagedPath, spec.columns, `file_row_number + 1 IN (SELECT __row FROM ${REJECT_TABLE})`) };
 }
 
 /**

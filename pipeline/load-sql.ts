@@ -56,6 +56,11 @@ export interface FastPlan {
    * so the plan is used as `SELECT … FROM (SELECT <inner> FROM src JOIN …) WHERE __ok`.
    */
   readonly inner: string;
+  /**
+   * The typed value of each own column as an expression over `s` (no checks), in column order:
+   * what a view over an already validated file computes (see load-views.ts).
+   */
+  readonly values: readonly string[];
   /** Projections stacked on the inner query (`SELECT *, <layer> FROM (…)`), innermost first. */
   readonly layers: readonly (readonly string[])[];
   /** Expressions of the outer query over the inner one, in table order (own then derived). */
@@ -286,6 +291,7 @@ function divisorSql(currency: string): string {
 export function planFast(spec: DatasetSpec, sources: ReadonlyMap<string, SourceColumn>, format: SourceFormat, mode: RoundingMode): FastPlan | NotFast {
   if (spec.derived === 'statement_interval') return { reason: `${spec.name} maps statement cutoffs in the JS path` };
   const inner: string[] = [];
+  const values: string[] = [];
   const oks: string[] = [];
   const joins: ZoneJoin[] = [];
   const lookups: ValueLookup[] = [];
@@ -318,6 +324,7 @@ export function planFast(spec: DatasetSpec, sources: ReadonlyMap<string, SourceC
     }
     if (SQL_TYPE[col.kind] === undefined) return { reason: `no SQL type for ${col.kind}` };
     inner.push(`${e.val} AS ${q(col.name)}`);
+    values.push(e.val);
     oks.push(ok);
   }
   const outer: string[] = spec.columns.map((c) => q(c.name));
@@ -352,5 +359,5 @@ export function planFast(spec: DatasetSpec, sources: ReadonlyMap<string, SourceC
   // A derived check is evaluated only where the own columns passed (CASE), so it never sees garbage.
   inner.push(`coalesce(${oks.join(' AND ')}, false) AS __ok0`);
   const ok = derivedOks.length ? `CASE WHEN __ok0 THEN coalesce(${derivedOks.join(' AND ')}, false) ELSE false END` : '__ok0';
-  return { inner: inner.join(', '), layers, outer, ok, joins, lookups };
+  return { inner: inner.join(', '), values, layers, outer, ok, joins, lookups };
 }

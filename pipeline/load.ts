@@ -17,6 +17,7 @@ import { currencyTable } from './currency.js';
 import { DATASETS, SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from './datasets.js';
 import { ChunkAppender, type Cell } from './load-chunks.js';
 import { dropFastTables, loadCsvFast, loadParquetFast, stageLink, type FastLoad, type FastTarget } from './load-fast.js';
+import { dropRelation, finishViewDataset, registerViewFile, resetViewTables, type ViewFile } from './load-views.js';
 import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from './local-time.js';
 import { notionalMinor } from './money.js';
 import { CsvShapeScan, type CsvShape } from './sources/csv-fast.js';
@@ -104,6 +105,11 @@ export interface LoadOptions {
    * quarantine are the same either way (test/load-fastpath.test.ts).
    */
   readonly fast?: boolean;
+  /**
+   * View mode (load-views.ts): a dataset without derived columns whose Parquet files pass the
+   * fast path is a view over those files instead of a copy in DuckDB (default false).
+   */
+  readonly views?: boolean;
   /** Called once per data file that is read, saying how it was loaded. For tests and diagnostics. */
   readonly onFile?: (info: FilePath) => void;
 }
@@ -306,6 +312,8 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
   const loads: DatasetLoad[] = [];
   await mkdir(stagingDir, { recursive: true });
   let staged = 0;
+  const views = fast && (options.views ?? false);
+  if (views) await resetViewTables(conn);
   for (const spec of DATASETS) {
     const folder = await listDatasetFolder(root, spec.name);
     const cols = tableColumns(spec);
@@ -318,6 +326,8 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
       watermark: { source: 'none', value: null, micros: null }, extra_columns: [], ignored_files: folder.ignored,
     };
     const qBefore = quarantine.length;
+    const viewFiles: ViewFile[] = [];
+    const viewable = views && derivedColumns(spec).length === 0;
     const ctx: RowContext = { spec, config, cutoffs };
     const known = new Set(spec.columns.map((c) => c.name));
     if (folder.refused) {
@@ -374,7 +384,12 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
         if (fast && stagedPath) {
           const target: FastTarget = { conn, spec, config, rawTable, relPath: file.relPath, stagedPath };
           const shape: CsvShape | undefined = scan?.result();
-          const r: FastLoad | { reason: string } = file.format === 'parquet' ? await loadParquetFast(target) : await loadCsvFast(target, shape!);
+          const r: FastLoad | { reason: string } = file.format === 'parquet' ? await loadParquetFast(target, viewable ? 'view' : 'insert') : await loadCsvFast(target, shape!);
+          if ('events' in r && r.values) {
+            const vf: ViewFile = { fid: staged, relPath: file.relPath, stagedPath, values: r.values };
+            await registerViewFile(conn, vf);
+            viewFiles.push(vf);
+          }
           if ('events' in r) {
             events = r.events;
             load.records_read += r.inserted;
@@ -429,7 +444,13 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
       }
     }
     load.quarantined = quarantine.length - qBefore;
-    await dedupe(conn, spec, load);
+    if (viewFiles.length) {
+      const counts = await finishViewDataset(conn, spec, viewFiles, tableColumns(spec).map((c) => c.name));
+      load.records_loaded = counts.rows;
+      load.duplicates = counts.deliveries - counts.rows;
+    } else {
+      await dedupe(conn, spec, load);
+    }
     const declared = await readWatermark(folder, quarantine);
     load.quarantined = quarantine.length - qBefore;
     if (declared) load.watermark = declared;
@@ -477,7 +498,8 @@ async function dedupe(conn: DuckDBConnection, spec: DatasetSpec, load: DatasetLo
     await conn.run(`DELETE FROM ${raw} WHERE rowid IN (SELECT r FROM __ld_dm)`);
     await conn.run('DROP TABLE __ld_dm');
   }
-  await conn.run(`DROP TABLE IF EXISTS ${ident(spec.name)}`);
+  await dropRelation(conn, spec.name);
+  await dropRelation(conn, `${spec.name}__tab`);
   await conn.run(`ALTER TABLE ${raw} RENAME TO ${ident(spec.name)}`);
   await conn.run(`ALTER TABLE ${ident(spec.name)} ADD COLUMN _deliveries BIGINT DEFAULT 1`);
   if (dupHashes > 0) {

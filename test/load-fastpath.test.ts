@@ -269,6 +269,13 @@ async function loadBoth(root: string, cfg: Config = config) {
   return { fast, js, fastResult, paths, sql };
 }
 
+/** Loads `root` in view mode (LoadOptions.views): returns the snapshot and which datasets became views. */
+async function loadViews(root: string, cfg: Config = config) {
+  const result = await loadSources(conn, root, cfg, join(tmp.dir, `links-${++counter}`), { views: true });
+  const kinds = (await conn.runAndReadAll(`SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'VIEW' ORDER BY 1`)).getRows();
+  return { snap: await snapshot(result), views: kinds.map(([n]) => String(n)) };
+}
+
 /** Asserts that SQL inserted most of the records the file loaded (else the comparison proves little). */
 function expectMostlySql(r: LoadResult, sql: ReadonlyMap<string, number>, file: string): void {
   const loaded = r.datasets.flatMap((d) => d.files).find((f) => f.path === file)!.loaded;
@@ -330,6 +337,10 @@ describe('the fast path and the JS path give identical tables and quarantine', (
       expect([rule, rules.has(rule)]).toEqual([rule, true]);
     }
     expectSame(fast, js);
+    // View mode: datasets without derived columns become views over the files; same relation.
+    const v = await loadViews(root);
+    expect(v.views).toEqual(FAST_DATASETS.filter((n) => !['executions', 'venue_fills', 'notification_receipts'].includes(n)).sort());
+    expectSame(v.snap, js);
   });
 
   it('every rounding mode: notionals with ties at exponents 0, 2, 3 and 4, signed venue fills', async () => {

@@ -1,0 +1,119 @@
+/**
+ * View mode of the loader (LoadOptions.views): a dataset whose Parquet files passed the fast
+ * path's checks is not copied into DuckDB. Its table becomes a view over the files themselves
+ * (through the staged links), computing the typed columns on every read, plus a small table of
+ * what could not be shown that way: records loaded by the JavaScript validator (other formats,
+ * records the SQL handed back) and collapsed duplicate deliveries. The relation has the same
+ * columns, types, `_source` and `_deliveries` as in table mode (test/load-fastpath.test.ts).
+ *
+ * Why: an in-memory DuckDB table costs about 190 bytes a record uncompressed (a 10M-order day
+ * holds about 135M records), and copying costs about as much time as checking. A view keeps the
+ * bulk of a day in the compressed Parquet files. Only datasets without derived columns qualify
+ * (the notional and the local-time mapping would be recomputed on every read).
+ *
+ * What this assumes: the staged links (hard links where possible) stay in place, and the files'
+ * contents do not change, until the run's last query; the links live in the run's scratch folder.
+ * File names still never reach SQL: `_source` reads the name from FILES_TABLE.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DatasetSpec } from './datasets.js';
+import { REJECT_TABLE } from './load-fast.js';
+import { q } from './load-sql.js';
+
+/** File number → source-relative name, for `_source` in views (kept for the whole run). */
+const FILES_TABLE = '__ld_files';
+/** Records of view files that the view must not show (handed back to JS, or collapsed duplicates). */
+const EXCLUDED_TABLE = '__ld_x';
+
+/** One Parquet file a dataset's view reads. */
+export interface ViewFile {
+  readonly fid: number;
+  readonly relPath: string;
+  readonly stagedPath: string;
+  /** Typed value of each own column over `s` (the file), in column order (FastPlan.values). */
+  readonly values: readonly string[];
+}
+
+/** Creates the view mode's bookkeeping tables, empty (once per load). */
+export async function resetViewTables(conn: DuckDBConnection): Promise<void> {
+  await conn.run(`CREATE OR REPLACE TABLE ${FILES_TABLE} (fid INTEGER, name VARCHAR)`);
+  await conn.run(`CREATE OR REPLACE TABLE ${EXCLUDED_TABLE} (fid INTEGER, "row" BIGINT)`);
+}
+
+/**
+ * Records a checked file: its name, and the records of it the fast path handed back (read from
+ * the reject table, so call this before the next file is checked).
+ */
+export async function registerViewFile(conn: DuckDBConnection, f: ViewFile): Promise<void> {
+  await conn.run(`INSERT INTO ${FILES_TABLE} VALUES ($1, $2)`, [f.fid, f.relPath]);
+  await conn.run(`INSERT INTO ${EXCLUDED_TABLE} SELECT ${f.fid}, __row FROM ${REJECT_TABLE}`);
+}
+
+/** Drops the table or view called `name`, whichever it is. */
+export async function dropRelation(conn: DuckDBConnection, name: string): Promise<void> {
+  const r = await conn.runAndReadAll(`SELECT table_type FROM information_schema.tables WHERE table_schema = 'main' AND table_name = $1`, [name]);
+  for (const [type] of r.getRows()) await conn.run(`DROP ${String(type) === 'VIEW' ? 'VIEW' : 'TABLE'} ${q(name)}`);
+}
+
+/**
+ * One file's records as the dataset's columns, `_source` and `__row`, without the excluded ones
+ * (`excluded`: whether the file has any, so files without skip the anti-join).
+ */
+function fileSelect(spec: DatasetSpec, f: ViewFile, excluded: boolean): string {
+  if (!/^[A-Za-z0-9_\-/.]+$/.test(f.stagedPath)) throw new Error('internal: unsafe staged path');
+  const cols = spec.columns.map((c, i) => `${f.values[i]} AS ${q(c.name)}`).join(', ');
+  const source = `(SELECT name FROM ${FILES_TABLE} WHERE fid = ${f.fid}) || ':' || lpad((file_row_number + 1)::VARCHAR, 12, '0') AS _source`;
+  const where = excluded ? ` WHERE file_row_number + 1 NOT IN (SELECT "row" FROM ${EXCLUDED_TABLE} WHERE fid = ${f.fid})` : '';
+  return `SELECT ${cols}, ${source}, file_row_number + 1 AS __row FROM read_parquet('${f.stagedPath}', file_row_number = true) s${where}`;
+}
+
+async function excludedFids(conn: DuckDBConnection): Promise<Set<number>> {
+  const r = await conn.runAndReadAll(`SELECT DISTINCT fid FROM ${EXCLUDED_TABLE}`);
+  return new Set(r.getRows().map(([fid]) => Number(fid)));
+}
+
+/**
+ * Finishes a dataset in view mode (CONTRACT §2 duplicates as in table mode): records equal in every
+ * typed column but the delivery column collapse into one row of the side table (earliest delivery,
+ * smallest `_source`, `_deliveries` = how many) and leave the view; then the dataset's name
+ * becomes `view files ∪ side table`. `raw` is the raw table (JS-loaded records, `_source` last);
+ * it becomes the side table `<dataset>__tab`. Returns the count of rows and of deliveries.
+ */
+export async function finishViewDataset(conn: DuckDBConnection, spec: DatasetSpec, files: readonly ViewFile[], columns: readonly string[]): Promise<{ rows: number; deliveries: number }> {
+  const raw = q(`${spec.name}__raw`);
+  const tab = `${spec.name}__tab`;
+  const key = columns.filter((c) => c !== spec.deliveryColumn).map(q).join(', ');
+  let excluded = await excludedFids(conn);
+  const all = () => [
+    ...files.map((f) => `SELECT ${columns.map(q).join(', ')}, _source, ${f.fid} AS __fid, __row FROM (${fileSelect(spec, f, excluded.has(f.fid))})`),
+    `SELECT ${columns.map(q).join(', ')}, _source, 0 AS __fid, rowid AS __row FROM ${raw}`,
+  ].join(' UNION ALL ');
+  await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dup AS SELECT h FROM (SELECT hash(${key}) AS h FROM (${all()})) GROUP BY h HAVING count(*) > 1`);
+  const dupHashes = Number((await conn.runAndReadAll('SELECT count(*) FROM __ld_dup')).getRows()[0][0]);
+  await dropRelation(conn, tab);
+  if (dupHashes > 0) {
+    const select = columns.map((c) => (c === spec.deliveryColumn ? `min(${q(c)}) AS ${q(c)}` : q(c))).join(', ');
+    await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dm AS SELECT __fid, __row FROM (SELECT hash(${key}) AS h, __fid, __row FROM (${all()})) WHERE h IN (SELECT h FROM __ld_dup)`);
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE __ld_grp AS SELECT ${select}, min(_source) AS _source, count(*) AS _deliveries FROM (${all()}) a ` +
+        `WHERE EXISTS (SELECT 1 FROM __ld_dm m WHERE m.__fid = a.__fid AND m.__row = a.__row) GROUP BY ALL`,
+    );
+    await conn.run(`DELETE FROM ${raw} WHERE rowid IN (SELECT __row FROM __ld_dm WHERE __fid = 0)`);
+    await conn.run(`INSERT INTO ${EXCLUDED_TABLE} SELECT __fid, __row FROM __ld_dm WHERE __fid <> 0`);
+    excluded = await excludedFids(conn);
+  }
+  await conn.run(`ALTER TABLE ${raw} RENAME TO ${q(tab)}`);
+  await conn.run(`ALTER TABLE ${q(tab)} ADD COLUMN _deliveries BIGINT DEFAULT 1`);
+  if (dupHashes > 0) {
+    await conn.run(`INSERT INTO ${q(tab)} SELECT * FROM __ld_grp`);
+    await conn.run('DROP TABLE __ld_grp');
+    await conn.run('DROP TABLE __ld_dm');
+  }
+  await conn.run('DROP TABLE __ld_dup');
+  const parts = files.map((f) => `SELECT * EXCLUDE (__row), 1::BIGINT AS _deliveries FROM (${fileSelect(spec, f, excluded.has(f.fid))})`);
+  await dropRelation(conn, spec.name);
+  await conn.run(`CREATE VIEW ${q(spec.name)} AS ${[...parts, `SELECT * FROM ${q(tab)}`].join(' UNION ALL ')}`);
+  const r = await conn.runAndReadAll(`SELECT count(*)::VARCHAR, coalesce(sum(_deliveries), 0)::VARCHAR FROM ${q(spec.name)}`);
+  const [n, d] = r.getRows()[0];
+  return { rows: Number(n), deliveries: Number(d) };
+}
