@@ -11,19 +11,11 @@
 import { controlOwner, slaSeconds, type Config } from '../config.js';
 import type { ControlDefinition } from '../controls.js';
 import { formatMicros, formatScaled, parseTimestamp } from '../values.js';
-import type { BreakRecord, WindowText } from './break-store.js';
-import type { BreakState } from './states.js';
+import type { BreakLog, BreakRecord, WindowText } from './break-store.js';
 import { breakWindow, currentClassification, currentOwner } from './transitions.js';
 
 /** What `reckon breaks list --json` prints per break, and the `breaks` output table holds. */
-export interface BreakSummary {
-  readonly break_id: string;
-  readonly control_id: string;
-  readonly kind: string;
-  readonly key: string;
-  readonly state: BreakState;
-  /** 1 at OPEN, +1 per lifecycle event; observations do not change it. */
-  readonly version: number;
+export interface BreakSummary extends Pick<BreakLog, 'break_id' | 'control_id' | 'kind' | 'key' | 'state' | 'version'> {
   /** The owner decided at triage; before triage, the control's configured owner (the team paged). */
   readonly owner: string | null;
   /** True once triage assigned the owner in the current cycle. */
