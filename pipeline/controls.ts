@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { z } from 'zod';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { InputError, InternalError, invariant } from './errors.js';
+import { ConfigError, InputError, InternalError, invariant } from './errors.js';
 import { repoPath } from './paths.js';
 import { DATASETS } from './datasets.js';
 
@@ -103,9 +103,40 @@ export interface RawDifference {
   readonly record_time_us: string | null;
 }
 
+/**
+ * A keyed total with more than INLINE_TOTAL_KEYS keys (CONTRACT §4 per-key totals on a large day:
+ * RC03 per account|currency, RC05 per account|instrument, …). Its entries are not held in memory,
+ * the manifest or `--json`: they are rows of the `control_totals` output (written from DuckDB),
+ * and the run records how many keys it has and the SHA-256 of its listing, so the output can be
+ * checked against the manifest. The listing is UTF-8 text, one line per key in byte order of the
+ * key: `key TAB value`, lines joined by LF (no final LF); a value is exact decimal text.
+ */
+export interface LargeTotal {
+  /** Number of keys (lines of the listing), as a decimal string. */
+  readonly keys: string;
+  /** SHA-256 (hex) of the listing. */
+  readonly sha256: string;
+}
+
+/** Keyed totals up to this many keys are listed inline (manifest, `--json`); larger ones become LargeTotal. */
+export const INLINE_TOTAL_KEYS = 9_007_199_254_740_991; // TEMP until helper done: 10_000
+
+/** The inline limit in force: `RECKON_INLINE_TOTAL_KEYS` (a positive integer) or INLINE_TOTAL_KEYS. */
+export function inlineTotalKeys(): number {
+  const v = process.env.RECKON_INLINE_TOTAL_KEYS;
+  if (v === undefined || v === '') return INLINE_TOTAL_KEYS;
+  if (!/^[1-9][0-9]{0,8}$/.test(v)) throw new ConfigError(`RECKON_INLINE_TOTAL_KEYS '${v}' must be a positive integer`);
+  return Number(v);
+}
+
+/** DuckDB table holding the entries of every LargeTotal of a run: (control_id, name, dim, value), all text. */
+export const LARGE_TOTALS_TABLE = '__large_totals';
+
 /** Raw evaluation of one control: totals object, differences sorted by (kind, key), readiness reasons. */
 export interface ControlEvaluation {
   readonly totals: Record<string, string | Record<string, string>>;
+  /** Keyed totals too large to list inline (absent when there are none). */
+  readonly large_totals?: Record<string, LargeTotal>;
   readonly differences: RawDifference[];
   readonly readiness: string[];
 }
@@ -132,7 +163,8 @@ export async function evaluateControl(conn: DuckDBConnection, def: ControlDefini
 async function evaluate(conn: DuckDBConnection, def: ControlDefinition): Promise<ControlEvaluation> {
   if (def.sql.prepare) await runScript(conn, def.sql.prepare);
   const totals: Record<string, string | Record<string, string>> = {};
-  for (const r of await queryScript(conn, def.sql.totals!)) {
+  const { inline, large } = await evaluateTotals(conn, def);
+  for (const r of inline) {
     const name = r.name!;
     if (r.dim === null || r.dim === undefined) totals[name] = r.value ?? '0';
     else {
@@ -168,5 +200,62 @@ async function evaluate(conn: DuckDBConnection, def: ControlDefinition): Promise
     const broken = await queryScript(conn, def.sql.assertions);
     if (broken.length) throw new InternalError(`${def.control_id} invariant broken: ${broken.map((b) => b.message).join('; ')}`);
   }
-  return { totals, differences: merged, readiness };
+  return { totals, differences: merged, readiness, ...(Object.keys(large).length ? { large_totals: large } : {}) };
+}
+
+/**
+ * Splits a SQL script into statements at top-level semicolons (outside quotes, double-quoted
+ * identifiers and comments). Returns the statement texts, empty ones left out.
+ */
+export function splitStatements(sql: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const ch = sql[i];
+    if (ch === "'" || ch === '"') {
+      const end = sql.indexOf(ch, i + 1);
+      // A doubled quote inside closes and reopens: the loop picks the next quote up again.
+      i = end === -1 ? sql.length : end;
+    } else if (ch === '-' && sql[i + 1] === '-') {
+      const end = sql.indexOf('\n', i);
+      i = end === -1 ? sql.length : end;
+    } else if (ch === '/' && sql[i + 1] === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      i = end === -1 ? sql.length : end + 1;
+    } else if (ch === ';') {
+      out.push(sql.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(sql.slice(start));
+  return out.filter((t) => t.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, '').trim() !== '');
+}
+
+/**
+ * Runs totals.sql into a temp table, returns the scalar totals and the keyed totals of at most
+ * INLINE_TOTAL_KEYS keys as rows (sorted by name, dim), and moves the entries of larger keyed
+ * totals into LARGE_TOTALS_TABLE, returning their key count and listing digest (LargeTotal).
+ */
+async function evaluateTotals(conn: DuckDBConnection, def: ControlDefinition): Promise<{ inline: Record<string, string | null>[]; large: Record<string, LargeTotal> }> {
+  const stmts = splitStatements(def.sql.totals!);
+  const extracted = await conn.extractStatements(def.sql.totals!);
+  invariant(stmts.length === extracted.count && stmts.length >= 1, `${def.control_id}: totals.sql splits into ${stmts.length} statements, DuckDB counts ${extracted.count}`);
+  for (const s of stmts.slice(0, -1)) await conn.run(s);
+  const table = `__totals_${def.control_id.toLowerCase()}`;
+  await conn.run(`CREATE OR REPLACE TEMP TABLE ${table} AS SELECT name::VARCHAR AS name, dim::VARCHAR AS dim, value::VARCHAR AS value FROM (${stmts[stmts.length - 1]})`);
+  const limit = inlineTotalKeys();
+  const counts = await queryScript(conn, `SELECT name, count(dim)::VARCHAR AS keyed, count(*) FILTER (WHERE dim IS NULL)::VARCHAR AS scalar FROM ${table} GROUP BY name`);
+  const largeNames = counts.filter((c) => Number(c.keyed) > limit && Number(c.scalar) === 0).map((c) => c.name!).sort();
+  const large: Record<string, LargeTotal> = {};
+  if (largeNames.length) {
+    const list = largeNames.map((n) => `'${n.replace(/'/g, "''")}'`).join(', ');
+    await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${LARGE_TOTALS_TABLE} (control_id VARCHAR, name VARCHAR, dim VARCHAR, value VARCHAR)`);
+    await conn.run(`INSERT INTO ${LARGE_TOTALS_TABLE} SELECT '${def.control_id}', name, dim, coalesce(value, '0') FROM ${table} WHERE name IN (${list})`);
+    // The listing is built and hashed inside DuckDB: its entries never enter JavaScript.
+    const digests = await queryScript(conn, `SELECT name, count(*)::VARCHAR AS keys, sha256(string_agg(dim || chr(9) || coalesce(value, '0'), chr(10) ORDER BY dim)) AS sha256 FROM ${table} WHERE name IN (${list}) GROUP BY name`);
+    for (const d of digests) large[d.name!] = { keys: d.keys!, sha256: d.sha256! };
+  }
+  const inline = await queryScript(conn, `SELECT name, dim, value FROM ${table}${largeNames.length ? ` WHERE name NOT IN (${largeNames.map((n) => `'${n.replace(/'/g, "''")}'`).join(', ')})` : ''} ORDER BY name, dim`);
+  await conn.run(`DROP TABLE ${table}`);
+  return { inline, large };
 }

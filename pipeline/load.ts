@@ -110,6 +110,11 @@ export interface LoadOptions {
    * fast path is a view over those files instead of a copy in DuckDB (default false).
    */
   readonly views?: boolean;
+  /**
+   * Only these datasets are read (default: every dataset of CONTRACT §2). A run reads the datasets
+   * its selected controls read (CONTRACT §3 table), so `--control RC03` does not read orders.
+   */
+  readonly datasets?: readonly string[];
   /** Called once per data file that is read, saying how it was loaded. For tests and diagnostics. */
   readonly onFile?: (info: FilePath) => void;
 }
@@ -314,7 +319,15 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
   let staged = 0;
   const views = fast && (options.views ?? false);
   if (views) await resetViewTables(conn);
+  const wanted = options.datasets ? new Set(options.datasets) : undefined;
   for (const spec of DATASETS) {
+    if (wanted && !wanted.has(spec.name)) {
+      // Not read: an empty table, so that shared SQL (sql/common) naming it still compiles.
+      const defs = tableColumns(spec).map((c) => `${ident(c.name)} ${c.type}`).join(', ');
+      await dropRelation(conn, spec.name);
+      await conn.run(`CREATE TABLE ${ident(spec.name)} (${defs}, _source VARCHAR, _deliveries BIGINT)`);
+      continue;
+    }
     const folder = await listDatasetFolder(root, spec.name);
     const cols = tableColumns(spec);
     const colDefs = cols.map((c) => `${ident(c.name)} ${c.type}`).join(', ');

@@ -106,7 +106,11 @@ function typedExpr(table: string, c: OutputColumn): string {
     const frac = d.scale > 0 ? `(\\.[0-9]{1,${d.scale}})?` : '';
     const re = `-?0*[0-9]{1,${Math.max(intDigits, 1)}}${frac}`;
     const guard = intDigits === 0 ? `regexp_full_match(${col}, '-?0?(\\.[0-9]{1,${d.scale}})?')` : `regexp_full_match(${col}, '${re}')`;
-    return `CAST(CASE WHEN ${guard} THEN ${col} END AS ${c.parquet}) AS ${col}`;
+    // DuckDB parses text into a wide DECIMAL (p > 18) about 300 times slower than into HUGEINT
+    // (measured: 11 s against 0.04 s for 700,000 totals), so integer texts go through HUGEINT,
+    // which is exact for the digits the guard lets through; texts with a fraction cast directly.
+    const exact = `CASE WHEN contains(${col}, '.') THEN CAST(${col} AS ${c.parquet}) ELSE CAST(CAST(${col} AS HUGEINT) AS ${c.parquet}) END`;
+    return `CAST(CASE WHEN ${guard} THEN ${exact} END AS ${c.parquet}) AS ${col}`;
   }
   switch (c.parquet) {
     case 'TIMESTAMP_MS': return `CAST(strptime(${col}, ['%Y-%m-%dT%H:%M:%S.%fZ', '%Y-%m-%dT%H:%M:%SZ']) AS TIMESTAMP_MS) AS ${col}`;
@@ -119,7 +123,7 @@ function typedExpr(table: string, c: OutputColumn): string {
 }
 
 /**
- * Writes each table's rows to one Parquet file in `stagingDir` and returns the objects with the
+ * Writes each table's rows (`rows`, then the rows `moreRows` selects) to one Parquet file in `stagingDir` and returns the objects with the
  * keys they will be published under, `runs` last. Tables with no rows are still written (zero-row
  * files), so every run has the same set of objects. Throws InternalError for a table definition
  * outside OUTPUT_TYPES or a row of the wrong width, and DuckDB's error for a value that breaks its
@@ -128,6 +132,8 @@ function typedExpr(table: string, c: OutputColumn): string {
 export async function writeOutputs(
   conn: DuckDBConnection, stagingDir: string, windowDate: string, runId: string, rows: OutputRows,
   tables: Readonly<Record<string, readonly OutputColumn[]>> = OUTPUT_TABLES,
+  /** Per table, a query whose text rows are appended to `rows` (rows that live in DuckDB, not in JS). */
+  moreRows: Readonly<Record<string, string>> = {},
 ): Promise<OutputObject[]> {
   if (!/^[a-z0-9_-]+$/.test(runId) || !/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(windowDate)) throw new Error('unsafe partition value');
   const out: OutputObject[] = [];
@@ -145,6 +151,8 @@ export async function writeOutputs(
       app.push(r);
     }
     app.close();
+    let count = data.length;
+    if (moreRows[table]) count += (await conn.run(`INSERT INTO ${staging} ${moreRows[table]}`)).rowsChanged;
     const rel = `${table}/window_date=${windowDate}/run=${runId}/part-00000.parquet`;
     const localPath = join(stagingDir, 'outputs', ...rel.split('/'));
     await mkdir(join(localPath, '..'), { recursive: true });
@@ -152,7 +160,7 @@ export async function writeOutputs(
     await conn.run(`COPY (SELECT ${cols.map((c) => typedExpr(table, c)).join(', ')} FROM ${staging}) TO '${localPath}' (FORMAT parquet, COMPRESSION zstd)`);
     await conn.run(`DROP TABLE ${staging}`);
     const { sha256, size } = await hashFile(localPath);
-    out.push({ table, key: `outputs/${rel}`, localPath, sha256, size, rows: data.length });
+    out.push({ table, key: `outputs/${rel}`, localPath, sha256, size, rows: count });
   }
   return out;
 }

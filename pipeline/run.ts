@@ -8,11 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { LoadedConfig } from './config.js';
-import { commonSql, evaluateControl, loadControls, runScript, type ControlDefinition } from './controls.js';
+import { commonSql, evaluateControl, inlineTotalKeys, LARGE_TOTALS_TABLE, loadControls, runScript, type ControlDefinition, type LargeTotal } from './controls.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { currencyTable } from './currency.js';
 import { ConfigError, ControlStatus, ExitCode, exitCodeForStatuses } from './errors.js';
 import { loadSources, type DatasetLoad, type LoadResult } from './load.js';
+import { DATASETS } from './datasets.js';
 import { findManifest, publishManifest } from './manifest.js';
 import { hostname } from 'node:os';
 import { acquireLeases, checkFencing, LEASE_TTL_MS, releaseLeases } from './lease.js';
@@ -73,6 +74,8 @@ export interface ControlResult {
   readonly readiness: { ready: boolean; reasons: string[] };
   readonly quarantined_datasets: string[];
   readonly totals: Record<string, string | Record<string, string>>;
+  /** Keyed totals too large to list here: key count and listing digest; entries in `control_totals` (controls.ts LargeTotal). */
+  readonly large_totals?: Record<string, LargeTotal>;
   readonly differences: ReportedDifference[];
 }
 
@@ -144,6 +147,12 @@ export function selectControls(all: readonly ControlDefinition[], ids: readonly 
   return all.filter((c) => ids.includes(c.control_id));
 }
 
+/** The datasets the controls read (CONTRACT §3), in the order of CONTRACT §2: the only ones a run loads. */
+export function datasetsRead(controls: readonly ControlDefinition[]): string[] {
+  const read = new Set(controls.flatMap((c) => c.reads));
+  return DATASETS.map((d) => d.name).filter((n) => read.has(n));
+}
+
 /** Milliseconds spent per phase, recorded in the manifest. */
 type PhaseTimings = Record<string, number>;
 
@@ -172,6 +181,7 @@ async function evaluateControls(conn: DuckDBConnection, req: RunRequest, control
     results.push({
       control_id: def.control_id, status, as_of: asOfMicros === null ? null : formatMicros(asOfMicros),
       readiness: { ready: reasons.length === 0, reasons }, quarantined_datasets: quarantined, totals: ev.totals,
+      ...(ev.large_totals ? { large_totals: ev.large_totals } : {}),
       differences: diffs.map((d) => ({
         kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time, break_id: null,
         disposition: (status === 'NOT_READY' || status === 'INCOMPLETE' ? 'PROVISIONAL' : d.timing ? 'TIMING' : 'OPENED') as Disposition,
@@ -187,7 +197,7 @@ async function evaluateControls(conn: DuckDBConnection, req: RunRequest, control
 export function resultsDigestOf(window: Window, results: readonly ControlResult[], loaded: LoadResult): string {
   return sha256Hex(canonicalJson({
     window: { start: window.start, end: window.end },
-    controls: results.map((r) => ({ control_id: r.control_id, status: r.status, as_of: r.as_of, totals: r.totals, differences: r.differences.map((d) => ({ kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time })) })),
+    controls: results.map((r) => ({ control_id: r.control_id, status: r.status, as_of: r.as_of, totals: r.totals, ...(r.large_totals ? { large_totals: r.large_totals } : {}), differences: r.differences.map((d) => ({ kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time })) })),
     quarantine: loaded.quarantine.map((q) => ({ dataset: q.dataset, file: q.file, row: q.row, column: q.column, rule: q.rule })),
   }));
 }
@@ -233,6 +243,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
   const timings: PhaseTimings = {};
   const allControls = loadControls();
   const controls = selectControls(allControls, req.controls);
+  inlineTotalKeys(); // a bad RECKON_INLINE_TOTAL_KEYS is a configuration error before any lease
   const store = await openStore(req.store);
   const { config } = req.config;
   if (req.rerunOf && !(await findManifest(store, req.rerunOf))) throw new ConfigError(`--rerun-of ${req.rerunOf}: no published manifest of that run in ${store.location}`);
@@ -251,7 +262,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     logger.info(`loading ${req.sources}`, { phase: 'load' });
     const located = await timed(timings, 'locate_ms', () => locateSources(req.sources, join(scratch, 'sources')));
     await faultPoint('loading');
-    const loaded = await timed(timings, 'load_ms', () => loadSources(conn, located.root, config, join(scratch, 'links')));
+    const loaded = await timed(timings, 'load_ms', () => loadSources(conn, located.root, config, join(scratch, 'links'), { datasets: datasetsRead(controls) }));
     await faultPoint('computing');
     const controlFiles = located.remote ? {} : await controlFileHashes(located.root);
     const loads = new Map(loaded.datasets.map((d) => [d.dataset, d]));
@@ -280,7 +291,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     const breakRows = await breakOutputRows(store, { runId, config, controls: allControls });
 
     const outputs = await timed(timings, 'outputs_ms', async () => {
-      const files = await writeOutputs(conn, join(scratch, 'staging'), windowDate(req.window), runId, { ...outputRows(runId, req, finalResults, loaded, resultsDigest, startedAt), ...breakRows }, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES });
+      const files = await writeOutputs(conn, join(scratch, 'staging'), windowDate(req.window), runId, { ...outputRows(runId, req, finalResults, loaded, resultsDigest, startedAt), ...breakRows }, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, largeTotalRows(runId, req, finalResults));
       await store.putOnce(`_staging/${runId}/_owner.json`, JSON.stringify({ pid: process.pid, host: hostname(), started_at: startedAt.toISOString() }));
       await stageOutputs(store, runId, files);
       return files;
@@ -390,6 +401,20 @@ function notesFor(loaded: LoadResult): string[] {
     if (d.watermark.source === 'derived') notes.push(`${d.dataset}: watermark derived from the data (${d.watermark.value})`);
   }
   return notes;
+}
+
+/**
+ * SQL selecting the `control_totals` rows of the large totals (LARGE_TOTALS_TABLE), as text in the
+ * table's column order; undefined when no control has one.
+ */
+function largeTotalRows(runId: string, req: RunRequest, results: readonly ControlResult[]): Record<string, string> | undefined {
+  const withLarge = results.filter((r) => r.large_totals);
+  if (!withLarge.length) return undefined;
+  const lit = (v: string) => `'${v.replace(/'/g, "''")}'`;
+  const status = `CASE control_id ${withLarge.map((r) => `WHEN ${lit(r.control_id)} THEN ${lit(r.status)}`).join(' ')} END`;
+  return {
+    control_totals: `SELECT ${lit(runId)}, ${lit(req.window.start)}, ${lit(req.window.end)}, control_id, ${status}, name, dim, value, value, value FROM ${LARGE_TOTALS_TABLE}`,
+  };
 }
 
 function outputRows(runId: string, req: RunRequest, results: readonly ControlResult[], loaded: LoadResult, digest: string, startedAt: Date) {

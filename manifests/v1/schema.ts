@@ -50,6 +50,7 @@ export const ManifestV1 = z.object({
     readiness: z.object({ ready: z.boolean(), reasons: z.array(z.string()) }),
     quarantined_datasets: z.array(z.string()),
     totals: z.record(z.string(), z.union([z.string(), z.record(z.string(), z.string())])),
+    large_totals: z.record(z.string(), z.object({ keys: z.string(), sha256: Sha256 })).optional(),
     differences: z.array(z.object({ kind: z.string(), key: z.string(), detail: z.string(), record_time: IsoUtc.nullable(), break_id: z.string().nullable(), disposition: z.string() })),
   }).passthrough()),
   quarantine: z.object({ count: z.number(), listed: z.number(), entries: z.array(z.object({}).passthrough()) }),

@@ -94,6 +94,7 @@ export function jsonSummary(r: RunResult) {
     controls: r.controls.map((c) => ({
       control_id: c.control_id, status: c.status, as_of: c.as_of, readiness: c.readiness, quarantined_datasets: c.quarantined_datasets,
       totals: c.totals,
+      ...(c.large_totals ? { large_totals: c.large_totals } : {}),
       differences: c.differences.map((d) => ({ kind: d.kind, key: d.key, detail: d.detail, break_id: d.break_id, disposition: d.disposition, record_time: d.record_time })),
     })),
   };

@@ -239,6 +239,10 @@ function totals(m: ManifestV1, sfx: string): string {
       if (typeof v === 'string') rows.push([`<span class="mono">${esc(name)}</span>`, '', `<span class="num mono">${esc(v)}</span>`]);
       else for (const [dim, x] of Object.entries(v)) rows.push([`<span class="mono">${esc(name)}</span>`, `<span class="mono">${esc(dim)}</span>`, `<span class="num mono">${esc(x)}</span>`]);
     }
+    const large = (r as { large_totals?: Record<string, { keys: string; sha256: string }> }).large_totals ?? {};
+    for (const [name, t] of Object.entries(large)) {
+      rows.push([`<span class="mono">${esc(name)}</span>`, `${esc(t.keys)} keys, listed in the control_totals output`, `<span class="mono">listing SHA-256 ${esc(t.sha256)}</span>`]);
+    }
     return `<details${rows.length <= 40 ? ' open' : ''} data-control="${esc(r.control_id)}"><summary>${esc(r.control_id)} ${esc(r.status)}: ${esc(rows.length)} total(s)</summary>${table(['Total', 'Dimension', 'Value (exact)'], rows)}</details>`;
   });
   return `<section id="totals${sfx}"><h2>Control totals</h2>${blocks.join('')}</section>`;
