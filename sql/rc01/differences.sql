@@ -1,17 +1,19 @@
 -- RC01 differences (CONTRACT §4): one row per (kind, key).
 WITH version_stats AS (
-  SELECT o.order_id, count(DISTINCT o.order_version) AS n, min(o.order_version) AS lo, max(o.order_version) AS hi
-  FROM orders o SEMI JOIN rc01_scope s ON s.order_id = o.order_id
-  GROUP BY o.order_id
+  -- From the list of versions of each scoped order (common/views.sql), not another pass over orders.
+  SELECT v.order_id, v.versions, len(v.versions) AS row_count, len(list_distinct(v.versions)) AS n,
+         list_min(v.versions) AS lo, list_max(v.versions) AS hi
+  FROM order_versions v SEMI JOIN rc01_scope s ON s.order_id = v.order_id
 ), versions AS (
-  -- The list of versions present is built only for the orders with a gap.
-  SELECT v.order_id, v.n, v.lo, v.hi,
-         (SELECT string_agg(DISTINCT o.order_version::VARCHAR, ',' ORDER BY o.order_version::VARCHAR) FROM orders o WHERE o.order_id = v.order_id) AS present
-  FROM version_stats v WHERE v.lo <> 1 OR v.n <> v.hi
+  -- The list of versions present (distinct, sorted as text) is built only for the orders with a gap.
+  SELECT order_id, n, lo, hi,
+         array_to_string(list_sort(list_distinct(list_transform(versions, x -> x::VARCHAR))), ',') AS present
+  FROM version_stats WHERE lo <> 1 OR n <> hi
 ), conflicts AS (
-  SELECT o.order_id, o.order_version, count(*) AS n
-  FROM orders o SEMI JOIN rc01_scope s ON s.order_id = o.order_id
-  GROUP BY o.order_id, o.order_version HAVING count(*) > 1
+  -- Rows per version, counted only for the orders holding more rows than distinct versions.
+  SELECT order_id, order_version, count(*) AS n
+  FROM (SELECT order_id, unnest(versions) AS order_version FROM version_stats WHERE row_count > n)
+  GROUP BY order_id, order_version HAVING count(*) > 1
 ), sent AS (
   SELECT DISTINCT aggregate_id AS order_id FROM outbox_events WHERE publish_status = 'SENT'
 )

@@ -1,30 +1,27 @@
 -- RC03 differences (CONTRACT §4). Zero tolerance.
-WITH set_balance AS (
-  SELECT l.posting_set_id, l.currency,
-         coalesce(sum(l.amount_minor) FILTER (WHERE l.direction = 'DEBIT'), 0)::DECIMAL(38,0) AS debit_minor,
-         coalesce(sum(l.amount_minor) FILTER (WHERE l.direction = 'CREDIT'), 0)::DECIMAL(38,0) AS credit_minor
-  FROM ledger_postings l SEMI JOIN rc03_sets s ON s.posting_set_id = l.posting_set_id
-  GROUP BY l.posting_set_id, l.currency
-), exec_first AS (
+WITH exec_first AS (
   SELECT execution_id, min(executed_at) AS executed_at FROM rc03_executions GROUP BY execution_id
 ), trade_count AS (
-  SELECT execution_id, count(DISTINCT posting_set_id) AS n FROM rc03_trade_sets GROUP BY execution_id
-), set_debits AS (
-  SELECT l.posting_set_id, l.currency, sum(l.amount_minor)::DECIMAL(38,0) AS debit_minor
-  FROM ledger_postings l SEMI JOIN rc03_trade_sets t ON t.posting_set_id = l.posting_set_id
-  WHERE l.direction = 'DEBIT'
-  GROUP BY l.posting_set_id, l.currency
+  -- rc03_trade_sets holds distinct (set, execution) pairs, so count(*) counts distinct sets.
+  SELECT execution_id, count(*) AS n FROM rc03_trade_sets GROUP BY execution_id
+), multiple AS (
+  -- The list of sets, built only for the executions named by several (an ordered string_agg over
+  -- every execution costs seconds; a correlated subquery per execution is no better).
+  SELECT t.execution_id, string_agg(t.posting_set_id, ',' ORDER BY t.posting_set_id) AS sets
+  FROM rc03_trade_sets t SEMI JOIN trade_count c ON c.execution_id = t.execution_id AND c.n > 1
+  GROUP BY t.execution_id
 ), trade_debits AS (
-  -- Σ DEBIT legs of each unreversed TRADE set naming a scoped execution, in the execution's price currency.
+  -- Σ DEBIT legs of each unreversed TRADE set naming a scoped execution, in the execution's price
+  -- currency (0 when the set has no leg in it), from the per (set, currency) sums of prepare.sql.
   SELECT e.execution_id, t.posting_set_id, e.notional_minor, e.price_currency,
          coalesce(d.debit_minor, 0)::DECIMAL(38,0) AS debit_minor, e.executed_at
   FROM rc03_executions e JOIN rc03_trade_sets t USING (execution_id)
-  LEFT JOIN set_debits d ON d.posting_set_id = t.posting_set_id AND d.currency = e.price_currency
+  LEFT JOIN rc03_set_currency d ON d.posting_set_id = t.posting_set_id AND d.currency = e.price_currency
 )
 SELECT 'POSTING_SET_UNBALANCED' AS kind, b.posting_set_id || '|' || b.currency AS key,
        'debits ' || b.debit_minor || ' ≠ credits ' || b.credit_minor || ' (' || b.currency || ' minor units)' AS detail,
        epoch_us(s.first_effective_at)::VARCHAR AS record_time_us
-FROM set_balance b JOIN rc03_sets s USING (posting_set_id)
+FROM rc03_set_currency b JOIN rc03_sets s USING (posting_set_id)
 WHERE b.debit_minor <> b.credit_minor
 UNION ALL
 SELECT 'EXECUTION_WITHOUT_POSTING', x.execution_id, 'no unreversed TRADE posting set names this execution',
@@ -32,10 +29,9 @@ SELECT 'EXECUTION_WITHOUT_POSTING', x.execution_id, 'no unreversed TRADE posting
 FROM exec_first x ANTI JOIN trade_count t USING (execution_id)
 UNION ALL
 SELECT 'EXECUTION_MULTIPLE_POSTINGS', x.execution_id,
-       t.n || ' unreversed TRADE posting sets name it: ' ||
-       (SELECT string_agg(DISTINCT s.posting_set_id, ',' ORDER BY s.posting_set_id) FROM rc03_trade_sets s WHERE s.execution_id = x.execution_id),
+       t.n || ' unreversed TRADE posting sets name it: ' || m.sets,
        epoch_us(x.executed_at)::VARCHAR
-FROM exec_first x JOIN trade_count t USING (execution_id) WHERE t.n > 1
+FROM exec_first x JOIN trade_count t USING (execution_id) JOIN multiple m USING (execution_id) WHERE t.n > 1
 UNION ALL
 SELECT 'POSTING_AMOUNT_MISMATCH', execution_id,
        string_agg('set ' || posting_set_id || ' debits ' || debit_minor || ' ≠ notional ' || notional_minor || ' ' || price_currency, '; ' ORDER BY posting_set_id),

@@ -1,26 +1,44 @@
+-- Legs of every posting set summed per currency, in ONE pass over ledger_postings. The scope, the
+-- TRADE/REVERSAL flags, the set balances, the DEBIT totals behind POSTING_AMOUNT_MISMATCH and the
+-- per-currency totals are all read from this table instead of re-scanning the ledger for each.
+-- amount_minor is positive (CONTRACT §2), so re-summing these sums gives the same exact values.
+CREATE OR REPLACE TEMP TABLE rc03_set_currency AS
+SELECT posting_set_id, currency,
+       coalesce(sum(amount_minor) FILTER (WHERE direction = 'DEBIT'), 0)::DECIMAL(38,0) AS debit_minor,
+       coalesce(sum(amount_minor) FILTER (WHERE direction = 'CREDIT'), 0)::DECIMAL(38,0) AS credit_minor,
+       count(*) AS leg_count,
+       count(*) FILTER (WHERE in_window(effective_at)) AS window_leg_count,
+       min(effective_at) FILTER (WHERE in_window(effective_at)) AS first_effective_at,
+       bool_or(kind = 'TRADE') AS has_trade,
+       bool_or(kind = 'REVERSAL') AS has_reversal
+FROM ledger_postings GROUP BY posting_set_id, currency;
+
 -- RC03 scope: posting sets with any leg whose effective_at is in the window.
 CREATE OR REPLACE TEMP TABLE rc03_sets AS
-SELECT posting_set_id, min(effective_at) FILTER (WHERE in_window(effective_at)) AS first_effective_at
-FROM ledger_postings GROUP BY posting_set_id
-HAVING count(*) FILTER (WHERE in_window(effective_at)) > 0;
+SELECT posting_set_id, min(first_effective_at) AS first_effective_at
+FROM rc03_set_currency GROUP BY posting_set_id
+HAVING sum(window_leg_count) > 0;
 
 -- Unreversed TRADE sets and the executions they name. A TRADE set has a TRADE leg; it is reversed
 -- when a REVERSAL set (a set with a REVERSAL leg) names it in reverses_posting_set_id.
+-- The pairs are one GROUP BY over the legs naming an execution (not a DISTINCT over a join);
+-- the few legs naming a reversed set are found by a filtered scan.
 CREATE OR REPLACE TEMP TABLE rc03_trade_sets AS
-WITH trade AS (
-  SELECT DISTINCT posting_set_id FROM ledger_postings WHERE kind = 'TRADE'
-), reversal_sets AS (
-  SELECT DISTINCT posting_set_id FROM ledger_postings WHERE kind = 'REVERSAL'
+WITH set_kinds AS (
+  SELECT posting_set_id, bool_or(has_trade) AS has_trade, bool_or(has_reversal) AS has_reversal
+  FROM rc03_set_currency GROUP BY posting_set_id
 ), reversed AS (
-  SELECT DISTINCT l.reverses_posting_set_id AS posting_set_id
-  FROM ledger_postings l SEMI JOIN reversal_sets r ON r.posting_set_id = l.posting_set_id
+  SELECT l.reverses_posting_set_id AS posting_set_id
+  FROM ledger_postings l SEMI JOIN set_kinds r ON r.posting_set_id = l.posting_set_id AND r.has_reversal
   WHERE l.reverses_posting_set_id IS NOT NULL
+  GROUP BY l.reverses_posting_set_id
+), named AS (
+  SELECT posting_set_id, execution_id FROM ledger_postings WHERE execution_id IS NOT NULL GROUP BY posting_set_id, execution_id
 )
-SELECT DISTINCT l.posting_set_id, l.execution_id
-FROM ledger_postings l
-SEMI JOIN trade t ON t.posting_set_id = l.posting_set_id
-ANTI JOIN reversed r ON r.posting_set_id = l.posting_set_id
-WHERE l.execution_id IS NOT NULL;
+SELECT n.posting_set_id, n.execution_id
+FROM named n
+SEMI JOIN set_kinds t ON t.posting_set_id = n.posting_set_id AND t.has_trade
+ANTI JOIN reversed r ON r.posting_set_id = n.posting_set_id;
 
 CREATE OR REPLACE TEMP VIEW rc03_executions AS SELECT * FROM executions WHERE in_window(executed_at);
 
