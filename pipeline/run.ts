@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { DUCKDB_MEMORY_LIMIT, DUCKDB_THREADS, estimateLoadBytes, openEngine, storageSetting, type Engine } from './engine.js';
 import type { LoadedConfig } from './config.js';
 import { commonSql, evaluateControl, inlineTotalKeys, LARGE_TOTALS_TABLE, loadControls, runScript, type ControlDefinition, type LargeTotal } from './controls.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
@@ -34,9 +35,7 @@ import type { ManifestV1 } from '../manifests/v1/schema.js';
 
 const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
 
-/** DuckDB settings for bounded memory on the 2-core, 24 GiB machine (spills to the run's temp folder). */
-export const DUCKDB_THREADS = 2;
-export const DUCKDB_MEMORY_LIMIT = '3GB';
+export { DUCKDB_MEMORY_LIMIT, DUCKDB_THREADS } from './engine.js';
 
 export const TRIGGERS = ['manual', 'scheduled-nightly', 'scheduled-intraday', 'incident'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
@@ -243,7 +242,9 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
   const timings: PhaseTimings = {};
   const allControls = loadControls();
   const controls = selectControls(allControls, req.controls);
-  inlineTotalKeys(); // a bad RECKON_INLINE_TOTAL_KEYS is a configuration error before any lease
+  // Bad environment settings are configuration errors before any lease.
+  inlineTotalKeys();
+  storageSetting();
   const store = await openStore(req.store);
   const { config } = req.config;
   if (req.rerunOf && !(await findManifest(store, req.rerunOf))) throw new ConfigError(`--rerun-of ${req.rerunOf}: no published manifest of that run in ${store.location}`);
@@ -253,16 +254,19 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
   await faultPoint('leased');
   // DuckDB reads and writes scratch files by path: keep the path free of quotes, spaces and globs.
   const scratch = await mkdtemp(join(SAFE_PATH.test(tmpdir()) ? tmpdir() : '/tmp', 'reckon-'));
-  const instance = await DuckDBInstance.create(':memory:', {
-    threads: String(DUCKDB_THREADS), memory_limit: DUCKDB_MEMORY_LIMIT, temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
-  });
-  const conn = await instance.connect();
+  let engine: Engine | undefined;
+  let openConn: DuckDBConnection | undefined;
   try {
-    await conn.run(`SET TimeZone = 'UTC'`);
     logger.info(`loading ${req.sources}`, { phase: 'load' });
     const located = await timed(timings, 'locate_ms', () => locateSources(req.sources, join(scratch, 'sources')));
+    const reads = datasetsRead(controls);
+    engine = await openEngine(scratch, await estimateLoadBytes(located.root, reads));
+    const conn = await engine.instance.connect();
+    openConn = conn;
+    await conn.run(`SET TimeZone = 'UTC'`);
     await faultPoint('loading');
-    const loaded = await timed(timings, 'load_ms', () => loadSources(conn, located.root, config, join(scratch, 'links'), { datasets: datasetsRead(controls) }));
+    // Views over checked Parquet files for datasets without derived columns (load-views.ts).
+    const loaded = await timed(timings, 'load_ms', () => loadSources(conn, located.root, config, join(scratch, 'links'), { datasets: reads, views: true }));
     await faultPoint('computing');
     const controlFiles = located.remote ? {} : await controlFileHashes(located.root);
     const loads = new Map(loaded.datasets.map((d) => [d.dataset, d]));
@@ -339,7 +343,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
         chain,
         leases: leases.map((l) => ({ control_id: l.control_id, fencing_token: l.token, acquired_at: l.acquired_at, expires_at: l.expires_at })),
         timings_ms: { ...timings },
-        runtime: { node: process.version, duckdb_threads: DUCKDB_THREADS, duckdb_memory_limit: DUCKDB_MEMORY_LIMIT, overall_status: overall, exit_code: exitCode },
+        runtime: { node: process.version, duckdb_threads: DUCKDB_THREADS, duckdb_memory_limit: DUCKDB_MEMORY_LIMIT, duckdb_storage: engine!.storage, estimated_load_bytes: engine!.estimated_bytes, overall_status: overall, exit_code: exitCode },
       };
     });
     await faultPoint('published');
@@ -353,8 +357,8 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     };
   } finally {
     await releaseLeases(store, leases);
-    conn.closeSync();
-    instance.closeSync();
+    openConn?.closeSync();
+    engine?.instance.closeSync();
     await rm(scratch, { recursive: true, force: true });
   }
 }

@@ -2,11 +2,13 @@
  * `npm run bench` (issue 5): for each size and format, measures `reckon run --all` on a generated
  * day (wall time, rows per second, peak RSS) beside DuckDB's raw scan of the same files (the
  * floor) and, at the smallest size in CSV, the naive baseline (RC03 in plain Node streams with
- * decimal.js) against `reckon run --control RC03`. Ratios, not absolute times, are the claims.
- * Writes BENCHMARKS.md. Environment:
+ * decimal.js) against `reckon run --control RC03` on the same CSV files and on the Parquet day.
+ * Ratios, not absolute times, are the claims. Each measurement is kept as
+ * `BENCH_DIR/result-<orders>-<format>.json` (with the commit measured), so sizes can be measured
+ * in separate sittings; BENCHMARKS.md is written from every result kept there. Environment:
  *   BENCH_SIZES=1000000,10000000   orders per generated day
  *   BENCH_FORMATS=parquet,csv
- *   BENCH_DIR=/work/bench           where generated days are kept between runs (generated once)
+ *   BENCH_DIR=/work/bench           where generated days and results are kept between runs
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -49,9 +51,11 @@ function bytesOf(dir: string): number {
   return total;
 }
 
-interface Row { orders: number; format: string; rows: number; bytes: number; run: Timed; floor: Timed; statuses: string; timings: Record<string, number> }
-const results: Row[] = [];
-let naive: { orders: number; naive: Timed; reckon: Timed } | undefined;
+interface Row { orders: number; format: string; rows: number; bytes: number; run: Timed; floor: Timed; statuses: string; timings: Record<string, number>; commit: string; measured_at: string }
+interface Naive { orders: number; naive: Timed; reckon: Timed; reckonParquet?: Timed; commit: string }
+let commit = 'unknown';
+try { commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', cwd: repoPath('.') }).trim(); } catch { /* not a clone */ }
+const slim = (t: Timed): Timed => ({ ...t, stdout: '', stderr: '' });
 
 for (const n of sizes) {
   for (const fmt of formats) {
@@ -62,17 +66,30 @@ for (const n of sizes) {
     const doc = JSON.parse(run.stdout);
     const manifest = JSON.parse(readFileSync(doc.manifest.path, 'utf8'));
     const rows = Object.values(manifest.sources.datasets as Record<string, { records_read: number }>).reduce((a, d) => a + d.records_read, 0);
-    results.push({ orders: n, format: fmt, rows, bytes: bytesOf(dir), run, floor, statuses: doc.controls.map((c: { control_id: string; status: string }) => `${c.control_id} ${c.status}`).join(', '), timings: manifest.timings_ms });
+    const row: Row = { orders: n, format: fmt, rows, bytes: bytesOf(dir), run: slim(run), floor: slim(floor), statuses: doc.controls.map((c: { control_id: string; status: string }) => `${c.control_id} ${c.status}`).join(', '), timings: manifest.timings_ms, commit, measured_at: new Date().toISOString() };
+    writeFileSync(join(benchDir, `result-${n}-${fmt}.json`), JSON.stringify(row, null, 2));
     if (n === Math.min(...sizes) && fmt === 'csv') {
       const naiveRun = timed(['dist/scripts/naive-rc03.js', dir, `${DATE}T00:00:00Z`, '2026-11-03T00:00:00Z']);
       const rc03 = timed(['bin/reckon.js', 'run', '--date', DATE, '--control', 'RC03', '--sources', dir, '--store', join(store, 'rc03'), '--quiet', '--json']);
-      naive = { orders: n, naive: naiveRun, reckon: rc03 };
+      const parquetDay = join(benchDir, `day-${n}-parquet`);
+      const rc03p = existsSync(join(parquetDay, '_expected.json'))
+        ? timed(['bin/reckon.js', 'run', '--date', DATE, '--control', 'RC03', '--sources', parquetDay, '--store', join(store, 'rc03p'), '--quiet', '--json'])
+        : undefined;
+      const naive: Naive = { orders: n, naive: slim(naiveRun), reckon: slim(rc03), ...(rc03p ? { reckonParquet: slim(rc03p) } : {}), commit };
+      writeFileSync(join(benchDir, 'result-naive.json'), JSON.stringify(naive, null, 2));
     }
     rmSync(store, { recursive: true, force: true });
     process.stderr.write(`${n} ${fmt}: reckon ${run.wall_s} s, floor ${floor.wall_s} s\n`);
   }
 }
 
+// Every result kept in BENCH_DIR, smallest first, Parquet before CSV.
+const results: Row[] = readdirSync(benchDir).filter((f) => /^result-[0-9]+-(csv|parquet)\.json$/.test(f))
+  .map((f) => JSON.parse(readFileSync(join(benchDir, f), 'utf8')) as Row)
+  .sort((a, b) => a.orders - b.orders || (a.format === 'parquet' ? -1 : 1));
+const naive: Naive | undefined = existsSync(join(benchDir, 'result-naive.json')) ? JSON.parse(readFileSync(join(benchDir, 'result-naive.json'), 'utf8')) as Naive : undefined;
+const allSizes = [...new Set(results.map((r) => r.orders))];
+const allFormats = [...new Set(results.map((r) => r.format))];
 const cpu = cpus()[0]?.model ?? 'unknown';
 const duckdbVersion = JSON.parse(readFileSync(repoPath('node_modules/@duckdb/node-api/package.json'), 'utf8')).version;
 let kernel = '';
@@ -83,9 +100,9 @@ const lines = [
   '',
   `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Machine: ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${kernel}, Node ${process.version}, DuckDB ${duckdbVersion} (threads 2, memory_limit ${DUCKDB_MEMORY_LIMIT}, spilling to a temp folder). Data: \`reckon generate --orders N --date ${DATE} --seed 1\` (every difference kind injected). Ratios, not absolute times, are the claims; the machine may have been shared.`,
   '',
-  '| orders | format | input rows | input MiB | reckon run --all (s) | rows/s | peak RSS (MiB) | raw scan floor (s) | floor peak RSS (MiB) | reckon ÷ floor |',
-  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-  ...results.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.format} | ${r.rows.toLocaleString('en')} | ${f1(r.bytes / 2 ** 20)} | ${f1(r.run.wall_s)} | ${Math.round(r.rows / r.run.wall_s).toLocaleString('en')} | ${r.run.peak_rss_mib} | ${f1(r.floor.wall_s)} | ${r.floor.peak_rss_mib} | ${f1(r.run.wall_s / r.floor.wall_s)}× |`),
+  '| orders | format | input rows | input MiB | reckon run --all (s) | rows/s | peak RSS (MiB) | raw scan floor (s) | floor peak RSS (MiB) | reckon ÷ floor | commit |',
+  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+  ...results.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.format} | ${r.rows.toLocaleString('en')} | ${f1(r.bytes / 2 ** 20)} | ${f1(r.run.wall_s)} | ${Math.round(r.rows / r.run.wall_s).toLocaleString('en')} | ${r.run.peak_rss_mib} | ${f1(r.floor.wall_s)} | ${r.floor.peak_rss_mib} | ${f1(r.run.wall_s / r.floor.wall_s)}× | ${r.commit} |`),
   '',
   '## Phases (ms, from each run\'s manifest `timings_ms`)',
   '',
@@ -94,13 +111,16 @@ const lines = [
   '## Claims',
   '',
 ];
-for (const fmt of formats) {
-  const small = results.find((r) => r.format === fmt && r.orders === Math.min(...sizes));
-  const big = results.find((r) => r.format === fmt && r.orders === Math.max(...sizes));
+for (const fmt of allFormats) {
+  const small = results.find((r) => r.format === fmt && r.orders === Math.min(...allSizes));
+  const big = results.find((r) => r.format === fmt && r.orders === Math.max(...allSizes));
   if (small && big && small !== big) lines.push(`- ${fmt}: time from ${small.orders.toLocaleString('en')} to ${big.orders.toLocaleString('en')} orders grows ${f1(big.run.wall_s / small.run.wall_s)}× for ${f1(big.orders / small.orders)}× the orders (target ≤ 11×); peak RSS ${big.run.peak_rss_mib} MiB at ${big.orders.toLocaleString('en')} (target ≤ 4096).`);
   for (const r of results.filter((x) => x.format === fmt)) lines.push(`- ${fmt} ${r.orders.toLocaleString('en')}: full RC01–RC06 is ${f1(r.run.wall_s / r.floor.wall_s)}× the raw-scan floor (target ≤ 4× on Parquet at 10M).`);
 }
-if (naive) lines.push(`- naive baseline at ${naive.orders.toLocaleString('en')} orders (CSV): plain Node streams + decimal.js RC03 ${f1(naive.naive.wall_s)} s, peak ${naive.naive.peak_rss_mib} MiB; \`reckon run --control RC03\` ${f1(naive.reckon.wall_s)} s, peak ${naive.reckon.peak_rss_mib} MiB: reckon is ${f1(naive.naive.wall_s / naive.reckon.wall_s)}× faster (target ≥ 20×). The naive baseline validates nothing and quarantines nothing.`);
+if (naive) {
+  lines.push(`- naive baseline at ${naive.orders.toLocaleString('en')} orders (CSV): plain Node streams + decimal.js RC03 ${f1(naive.naive.wall_s)} s, peak ${naive.naive.peak_rss_mib} MiB; \`reckon run --control RC03\` on the same CSV files ${f1(naive.reckon.wall_s)} s, peak ${naive.reckon.peak_rss_mib} MiB: reckon is ${f1(naive.naive.wall_s / naive.reckon.wall_s)}× faster (target ≥ 20×). The naive baseline validates nothing and quarantines nothing.`);
+  if (naive.reckonParquet) lines.push(`- the same RC03 from the Parquet day (same records): ${f1(naive.reckonParquet.wall_s)} s, peak ${naive.reckonParquet.peak_rss_mib} MiB: ${f1(naive.naive.wall_s / naive.reckonParquet.wall_s)}× faster than the naive baseline on CSV.`);
+}
 lines.push('', 'Re-run: `npm run bench` (BENCH_SIZES, BENCH_FORMATS, BENCH_DIR select sizes, formats and where generated days are kept).', '');
 writeFileSync(repoPath('BENCHMARKS.md'), lines.join('\n'));
 process.stdout.write(lines.join('\n'));

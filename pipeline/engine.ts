@@ -1,0 +1,78 @@
+/**
+ * The embedded DuckDB a run computes in, with settings for bounded memory on the 2-core, 24 GiB
+ * machine (docs/performance.md "DuckDB settings"):
+ * - `threads 2`, `memory_limit 3GB`, `preserve_insertion_order false`, spilling to
+ *   `temp_directory` in the run's scratch folder;
+ * - storage: in memory for a day that fits, or a database file in the scratch folder for a large
+ *   one. Table data in memory is uncompressed (about 190 bytes a record) and, past the memory
+ *   limit, is spilled uncompressed (a 10M-order day: 25 GB of temp files); a database file holds
+ *   it compressed (about 45 bytes a record) and reads it back through the same buffer pool.
+ *
+ * `RECKON_DUCKDB_STORAGE=memory|file|auto` (default auto) overrides the choice; auto picks the file
+ * when the estimated in-memory size of the records to load exceeds the memory limit.
+ */
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { ConfigError } from './errors.js';
+import { listDatasetFolder } from './sources/files.js';
+
+/** DuckDB worker threads (the machine's cores). */
+export const DUCKDB_THREADS = 2;
+/** DuckDB's buffer-pool limit; it spills to the run's temp folder beyond it. */
+export const DUCKDB_MEMORY_LIMIT = '3GB';
+const MEMORY_LIMIT_BYTES = 3 * 1024 ** 3;
+
+/**
+ * In-memory bytes of table data per byte of input file, by format (measured on generated days:
+ * a Parquet byte expands about 12×, CSV about 1.6×, JSON Lines about 1.2×; gzip adds about 6×).
+ */
+const EXPANSION: Readonly<Record<string, number>> = { parquet: 12, csv: 1.6, jsonl: 1.2 };
+const GZIP_EXPANSION = 6;
+
+export type EngineStorage = 'memory' | 'file';
+
+/** The engine of one run: the instance, where its tables live, and why. */
+export interface Engine {
+  readonly instance: DuckDBInstance;
+  readonly storage: EngineStorage;
+  /** Estimated in-memory bytes of the records to load (the basis of the automatic choice). */
+  readonly estimated_bytes: number;
+}
+
+/**
+ * Estimates the in-memory size (bytes) of the records in the data files of `datasets` under the
+ * local folder `root` (sizes from the file system; unreadable entries count 0).
+ */
+export async function estimateLoadBytes(root: string, datasets: readonly string[]): Promise<number> {
+  let total = 0;
+  for (const d of datasets) {
+    const folder = await listDatasetFolder(root, d);
+    for (const f of folder.files) {
+      if (f.refused || !f.realPath) continue;
+      const size = await stat(f.realPath).then((s) => s.size, () => 0);
+      total += size * (EXPANSION[f.format] ?? 1) * (f.gzip ? GZIP_EXPANSION : 1);
+    }
+  }
+  return Math.round(total);
+}
+
+/** The storage asked for by RECKON_DUCKDB_STORAGE; throws ConfigError on any other value. */
+export function storageSetting(): EngineStorage | 'auto' {
+  const v = process.env.RECKON_DUCKDB_STORAGE ?? 'auto';
+  if (v === 'memory' || v === 'file' || v === 'auto') return v;
+  throw new ConfigError(`RECKON_DUCKDB_STORAGE '${v}' must be memory, file or auto`);
+}
+
+/**
+ * Opens the run's DuckDB in `scratch` (a folder whose path holds no quote, space or glob) for
+ * records estimated at `estimatedBytes` in memory. Throws ConfigError for a bad storage setting.
+ */
+export async function openEngine(scratch: string, estimatedBytes: number): Promise<Engine> {
+  const setting = storageSetting();
+  const storage: EngineStorage = setting === 'auto' ? (estimatedBytes > MEMORY_LIMIT_BYTES ? 'file' : 'memory') : setting;
+  const instance = await DuckDBInstance.create(storage === 'file' ? join(scratch, 'work.duckdb') : ':memory:', {
+    threads: String(DUCKDB_THREADS), memory_limit: DUCKDB_MEMORY_LIMIT, temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
+  });
+  return { instance, storage, estimated_bytes: estimatedBytes };
+}
