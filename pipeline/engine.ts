@@ -1,7 +1,8 @@
 /**
  * The embedded DuckDB a run computes in, with settings for bounded memory on the 2-core, 24 GiB
  * machine (docs/performance.md "DuckDB settings"):
- * - `threads 2`, `memory_limit 3GB`, `preserve_insertion_order false`, spilling to
+ * - `threads 2`, `memory_limit 2GB` (with Node and DuckDB's own allocations outside its buffer
+ *   pool, a run then peaks under 4 GiB), `preserve_insertion_order false`, spilling to
  *   `temp_directory` in the run's scratch folder;
  * - storage: in memory for a day that fits, or a database file in the scratch folder for a large
  *   one. Table data in memory is uncompressed (about 190 bytes a record) and, past the memory
@@ -9,7 +10,7 @@
  *   it compressed (about 45 bytes a record) and reads it back through the same buffer pool.
  *
  * `RECKON_DUCKDB_STORAGE=memory|file|auto` (default auto) overrides the choice; auto picks the file
- * when the estimated in-memory size of the records to load exceeds the memory limit.
+ * when the estimated in-memory size of the records to load exceeds FILE_STORAGE_ABOVE_BYTES.
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,8 +21,12 @@ import { listDatasetFolder } from './sources/files.js';
 /** DuckDB worker threads (the machine's cores). */
 export const DUCKDB_THREADS = 2;
 /** DuckDB's buffer-pool limit; it spills to the run's temp folder beyond it. */
-export const DUCKDB_MEMORY_LIMIT = '3GB';
-const MEMORY_LIMIT_BYTES = 3 * 1024 ** 3;
+export const DUCKDB_MEMORY_LIMIT = '2GB';
+/**
+ * Above this estimated in-memory size of the records to load, tables live in a database file: a
+ * 1M-order day (about 2.6 GB estimated) stays in memory, a 10M-order day (about 25 GB) goes to a file.
+ */
+const FILE_STORAGE_ABOVE_BYTES = 4 * 1024 ** 3;
 
 /**
  * In-memory bytes of table data per byte of input file, by format (measured on generated days:
@@ -70,7 +75,7 @@ export function storageSetting(): EngineStorage | 'auto' {
  */
 export async function openEngine(scratch: string, estimatedBytes: number): Promise<Engine> {
   const setting = storageSetting();
-  const storage: EngineStorage = setting === 'auto' ? (estimatedBytes > MEMORY_LIMIT_BYTES ? 'file' : 'memory') : setting;
+  const storage: EngineStorage = setting === 'auto' ? (estimatedBytes > FILE_STORAGE_ABOVE_BYTES ? 'file' : 'memory') : setting;
   const instance = await DuckDBInstance.create(storage === 'file' ? join(scratch, 'work.duckdb') : ':memory:', {
     threads: String(DUCKDB_THREADS), memory_limit: DUCKDB_MEMORY_LIMIT, temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
   });

@@ -93,11 +93,10 @@ export async function finishViewDataset(conn: DuckDBConnection, spec: DatasetSpe
   await dropRelation(conn, tab);
   if (dupHashes > 0) {
     const select = columns.map((c) => (c === spec.deliveryColumn ? `min(${q(c)}) AS ${q(c)}` : q(c))).join(', ');
-    await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dm AS SELECT __fid, __row FROM (SELECT hash(${key}) AS h, __fid, __row FROM (${all()})) WHERE h IN (SELECT h FROM __ld_dup)`);
-    await conn.run(
-      `CREATE OR REPLACE TEMP TABLE __ld_grp AS SELECT ${select}, min(_source) AS _source, count(*) AS _deliveries FROM (${all()}) a ` +
-        `WHERE EXISTS (SELECT 1 FROM __ld_dm m WHERE m.__fid = a.__fid AND m.__row = a.__row) GROUP BY ALL`,
-    );
+    // One more pass over the files keeps the (few) records whose hash repeats, whole; they are
+    // grouped by their typed values, so a hash collision never merges two different records.
+    await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dm AS SELECT * FROM (${all()}) WHERE hash(${key}) IN (SELECT h FROM __ld_dup)`);
+    await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_grp AS SELECT ${select}, min(_source) AS _source, count(*) AS _deliveries FROM __ld_dm GROUP BY ALL`);
     await conn.run(`DELETE FROM ${raw} WHERE rowid IN (SELECT __row FROM __ld_dm WHERE __fid = 0)`);
     await conn.run(`INSERT INTO ${EXCLUDED_TABLE} SELECT __fid, __row FROM __ld_dm WHERE __fid <> 0`);
     excluded = await excludedFids(conn);

@@ -8,11 +8,12 @@
  * collapse to one record (the earliest `ingested_at` kept) and are counted. Watermarks come from
  * `_watermark.json` or are derived and labelled `derived`.
  */
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Config } from './config.js';
+import { InputError } from './errors.js';
 import { currencyTable } from './currency.js';
 import { DATASETS, SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from './datasets.js';
 import { ChunkAppender, type Cell } from './load-chunks.js';
@@ -95,6 +96,25 @@ export interface LoadResult {
   readonly datasets: readonly DatasetLoad[];
   readonly quarantine: readonly QuarantineEntry[];
   readonly cutoffMappings: readonly CutoffMapping[];
+  /**
+   * Files that views read during the whole run (view mode): their staged link, size and
+   * modification time when checked. `checkViewFiles` must find them unchanged after the last query.
+   */
+  readonly viewFiles?: readonly { relPath: string; stagedPath: string; size: number; mtimeMs: number }[];
+}
+
+/**
+ * Throws InputError (exit 3) naming the file when a file a view read has changed since it was
+ * checked and hashed (size or modification time): the run's totals could mix two versions of it,
+ * and the manifest's SHA-256 would not describe what was read. CONTRACT §6 (inputs in the manifest).
+ */
+export async function checkViewFiles(loaded: LoadResult): Promise<void> {
+  for (const f of loaded.viewFiles ?? []) {
+    const st = await stat(f.stagedPath).catch(() => undefined);
+    if (!st || st.size !== f.size || st.mtimeMs !== f.mtimeMs) {
+      throw new InputError(`${f.relPath} changed while the run was reading it (size or modification time differs from when it was checked and hashed); rerun once the delivery is complete`, undefined, f.relPath, undefined, undefined, 'file_changed_during_run');
+    }
+  }
 }
 
 /** How `loadSources` reads files. */
@@ -315,6 +335,7 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
   const quarantine: QuarantineEntry[] = [];
   const cutoffs = new Map<string, CutoffMapping & { micros: bigint }>();
   const loads: DatasetLoad[] = [];
+  const viewStamps: { relPath: string; stagedPath: string; size: number; mtimeMs: number }[] = [];
   await mkdir(stagingDir, { recursive: true });
   let staged = 0;
   const views = fast && (options.views ?? false);
@@ -400,6 +421,8 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
           const r: FastLoad | { reason: string } = file.format === 'parquet' ? await loadParquetFast(target, viewable ? 'view' : 'insert') : await loadCsvFast(target, shape!);
           if ('events' in r && r.values) {
             const vf: ViewFile = { fid: staged, relPath: file.relPath, stagedPath, values: r.values };
+            const st = await stat(stagedPath);
+            viewStamps.push({ relPath: file.relPath, stagedPath, size: st.size, mtimeMs: st.mtimeMs });
             await registerViewFile(conn, vf);
             viewFiles.push(vf);
           }
@@ -483,7 +506,7 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
   }
   await dropFastTables(conn);
   const cutoffMappings = [...cutoffs.values()].map(({ micros: _m, ...rest }) => rest).sort((a, b) => (a.timezone + a.local < b.timezone + b.local ? -1 : 1));
-  return { datasets: loads, quarantine, cutoffMappings };
+  return { datasets: loads, quarantine, cutoffMappings, viewFiles: viewStamps };
 }
 
 /**

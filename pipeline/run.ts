@@ -13,7 +13,7 @@ import { commonSql, evaluateControl, inlineTotalKeys, LARGE_TOTALS_TABLE, loadCo
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { currencyTable } from './currency.js';
 import { ConfigError, ControlStatus, ExitCode, exitCodeForStatuses } from './errors.js';
-import { loadSources, type DatasetLoad, type LoadResult } from './load.js';
+import { checkViewFiles, loadSources, type DatasetLoad, type LoadResult } from './load.js';
 import { DATASETS } from './datasets.js';
 import { findManifest, publishManifest } from './manifest.js';
 import { hostname } from 'node:os';
@@ -275,6 +275,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
       for (const c of common) await runScript(conn, c.text);
       return evaluateControls(conn, req, controls, loads, logger, timings);
     });
+    await checkViewFiles(loaded);
 
     // Breaks: open, reobserve or reopen, before the manifest that lists them (CONTRACT §5).
     const breakOutcomes = await timed(timings, 'breaks_ms', async () => {
