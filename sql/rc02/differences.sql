@@ -1,47 +1,60 @@
 -- RC02 differences (CONTRACT §4). Match key venue_id|venue_fill_id against the other side's whole extract.
 WITH dup_exec_ids AS (
   SELECT execution_id FROM executions GROUP BY execution_id HAVING count(*) > 1
-), multi_keys AS (
-  SELECT venue_id, venue_fill_id FROM executions GROUP BY venue_id, venue_fill_id HAVING count(DISTINCT execution_id) > 1
 ), dup_keys AS (
-  -- The list of execution ids is built only for the keys that have several.
-  SELECT m.venue_id, m.venue_fill_id,
-         'distinct execution_ids ' || (SELECT string_agg(DISTINCT e.execution_id, ',' ORDER BY e.execution_id) FROM executions e
-                                       WHERE e.venue_id = m.venue_id AND e.venue_fill_id = m.venue_fill_id) AS why
-  FROM multi_keys m
+  -- Keys with several distinct execution_ids, with their list: one grouped pass over those keys'
+  -- executions instead of a correlated subquery per key.
+  SELECT e.venue_id, e.venue_fill_id, 'distinct execution_ids ' || string_agg(DISTINCT e.execution_id, ',' ORDER BY e.execution_id) AS why
+  FROM executions e
+  SEMI JOIN (SELECT venue_id, venue_fill_id FROM executions GROUP BY venue_id, venue_fill_id HAVING count(DISTINCT execution_id) > 1) m
+    ON m.venue_id = e.venue_id AND m.venue_fill_id = e.venue_fill_id
+  GROUP BY e.venue_id, e.venue_fill_id
   UNION ALL
   SELECT e.venue_id, e.venue_fill_id, 'execution_id ' || e.execution_id || ' delivered with differing rows'
   FROM executions e SEMI JOIN dup_exec_ids d ON d.execution_id = e.execution_id
-), pairs AS (
-  SELECT e.venue_id, e.venue_fill_id, e.fill_qty AS internal_qty, v.fill_qty AS venue_qty, e.price AS internal_price, v.price AS venue_price,
+), matched AS MATERIALIZED (
+  -- The two extracts matched ONCE on venue_id|venue_fill_id (both required, never NULL) by a full
+  -- join, instead of an inner join plus two anti joins. Kept: unmatched venue fills in scope,
+  -- unmatched executions in scope and matched pairs with either side in scope that differ in
+  -- quantity or price; the branches below pick their rows from these by has_e / has_v.
+  SELECT coalesce(e.venue_id, v.venue_id) AS venue_id, coalesce(e.venue_fill_id, v.venue_fill_id) AS venue_fill_id,
+         e.execution_id IS NOT NULL AS has_e, v.venue_fill_id IS NOT NULL AS has_v,
+         e.execution_id, e.executed_at, v.venue_time_utc,
+         e.fill_qty AS internal_qty, v.fill_qty AS venue_qty, e.price AS internal_price, v.price AS venue_price,
          least(e.executed_at, v.venue_time_utc) AS record_time
-  FROM executions e JOIN venue_fills v USING (venue_id, venue_fill_id)
-  WHERE in_window(e.executed_at) OR in_window(v.venue_time_utc)
-), accepted_orders AS (
-  SELECT order_id FROM order_acceptance
-), order_fills AS (
-  SELECT order_id, sum(fill_qty) AS filled_qty FROM executions GROUP BY order_id
-), venue_seqs AS (
-  SELECT DISTINCT venue_id, venue_seq FROM rc02_venue_fills
-), venue_first AS (
-  SELECT venue_id, min(venue_time_utc) AS t FROM rc02_venue_fills GROUP BY venue_id
+  FROM executions e FULL JOIN venue_fills v ON v.venue_id = e.venue_id AND v.venue_fill_id = e.venue_fill_id
+  WHERE (e.execution_id IS NULL AND in_window(v.venue_time_utc))
+     OR (v.venue_fill_id IS NULL AND in_window(e.executed_at))
+     OR (e.execution_id IS NOT NULL AND v.venue_fill_id IS NOT NULL AND (in_window(e.executed_at) OR in_window(v.venue_time_utc))
+         AND (e.fill_qty <> v.fill_qty OR e.price <> v.price))
+), pairs AS (
+  SELECT * FROM matched WHERE has_e AND has_v
+), order_fills AS MATERIALIZED (
+  -- Per order in ONE pass over executions: Σ fill_qty over the whole extract, and the earliest
+  -- executed_at in scope (NULL: no execution of the order is in scope).
+  SELECT order_id, sum(fill_qty) AS filled_qty, min(executed_at) FILTER (WHERE in_window(executed_at)) AS first_in_scope
+  FROM executions GROUP BY order_id
+), unknown_orders AS (
+  SELECT f.order_id FROM order_fills f ANTI JOIN order_acceptance a ON a.order_id = f.order_id WHERE f.first_in_scope IS NOT NULL
 ), venue_gaps AS (
-  SELECT g.venue_id, min(g.venue_seq + 1) AS first_missing, min(f.t) AS record_time FROM (
-    SELECT s.venue_id, s.venue_seq, lead(s.venue_seq) OVER (PARTITION BY s.venue_id ORDER BY s.venue_seq) AS next_seq
-    FROM venue_seqs s
-  ) g JOIN venue_first f USING (venue_id) WHERE g.next_seq > g.venue_seq + 1 GROUP BY g.venue_id
+  -- lead() over the scoped rows themselves: a repeated venue_seq is followed by itself, which is
+  -- no gap, so the DISTINCT over (venue, seq) the window used to read is not needed.
+  SELECT venue_id, min(venue_seq + 1) FILTER (WHERE next_seq > venue_seq + 1) AS first_missing, min(venue_time_utc) AS record_time FROM (
+    SELECT venue_id, venue_seq, venue_time_utc, lead(venue_seq) OVER (PARTITION BY venue_id ORDER BY venue_seq) AS next_seq
+    FROM rc02_venue_fills
+  ) GROUP BY venue_id
 )
-SELECT 'FILL_MISSING_INTERNAL' AS kind, v.venue_id || '|' || v.venue_fill_id AS key,
-       'venue fill at ' || ts_text(min(v.venue_time_utc)) || ' has no internal execution' AS detail,
-       epoch_us(min(v.venue_time_utc))::VARCHAR AS record_time_us
-FROM rc02_venue_fills v ANTI JOIN executions e ON e.venue_id = v.venue_id AND e.venue_fill_id = v.venue_fill_id
-GROUP BY v.venue_id, v.venue_fill_id
+SELECT 'FILL_MISSING_INTERNAL' AS kind, venue_id || '|' || venue_fill_id AS key,
+       'venue fill at ' || ts_text(min(venue_time_utc)) || ' has no internal execution' AS detail,
+       epoch_us(min(venue_time_utc))::VARCHAR AS record_time_us
+FROM matched WHERE NOT has_e
+GROUP BY venue_id, venue_fill_id
 UNION ALL
-SELECT 'FILL_MISSING_VENUE', e.venue_id || '|' || e.venue_fill_id,
-       'execution ' || string_agg(DISTINCT e.execution_id, ',' ORDER BY e.execution_id) || ' has no venue fill',
-       epoch_us(min(e.executed_at))::VARCHAR
-FROM rc02_executions e ANTI JOIN venue_fills v ON v.venue_id = e.venue_id AND v.venue_fill_id = e.venue_fill_id
-GROUP BY e.venue_id, e.venue_fill_id
+SELECT 'FILL_MISSING_VENUE', venue_id || '|' || venue_fill_id,
+       'execution ' || string_agg(DISTINCT execution_id, ',' ORDER BY execution_id) || ' has no venue fill',
+       epoch_us(min(executed_at))::VARCHAR
+FROM matched WHERE NOT has_v
+GROUP BY venue_id, venue_fill_id
 UNION ALL
 SELECT 'EXECUTION_DUPLICATE', d.venue_id || '|' || d.venue_fill_id, string_agg(DISTINCT d.why, '; ' ORDER BY d.why),
        epoch_us(min(e.executed_at))::VARCHAR
@@ -60,20 +73,18 @@ FROM pairs WHERE internal_price <> venue_price GROUP BY venue_id, venue_fill_id
 UNION ALL
 SELECT 'EXECUTION_UNKNOWN_ORDER', e.execution_id, 'order ' || min(e.order_id) || ' has no accepted order in the extract',
        epoch_us(min(e.executed_at))::VARCHAR
-FROM rc02_executions e ANTI JOIN accepted_orders a ON a.order_id = e.order_id
+FROM rc02_executions e SEMI JOIN unknown_orders u ON u.order_id = e.order_id
 GROUP BY e.execution_id
 UNION ALL
 SELECT 'ORDER_OVERFILL', c.order_id,
        'filled ' || dec_text(f.filled_qty) || ' > ordered_qty ' || dec_text(c.ordered_qty) || ' of version ' || c.order_version,
-       epoch_us(min(e.executed_at))::VARCHAR
+       epoch_us(f.first_in_scope)::VARCHAR
 FROM order_current c
-JOIN accepted_orders a USING (order_id)
+SEMI JOIN order_acceptance a ON a.order_id = c.order_id
 JOIN order_fills f USING (order_id)
-JOIN rc02_executions e USING (order_id)
-WHERE f.filled_qty > c.ordered_qty
-GROUP BY c.order_id, f.filled_qty, c.ordered_qty, c.order_version
+WHERE f.filled_qty > c.ordered_qty AND f.first_in_scope IS NOT NULL
 UNION ALL
 SELECT 'VENUE_SEQUENCE_GAP', venue_id || '|' || first_missing,
        'venue_seq of fills in scope is not contiguous; first missing ' || first_missing,
        epoch_us(record_time)::VARCHAR
-FROM venue_gaps;
+FROM venue_gaps WHERE first_missing IS NOT NULL;
