@@ -253,7 +253,9 @@ async function snapshot(r: LoadResult): Promise<Snapshot> {
     const data = (await conn.runAndReadAll(`SELECT ${cols.map(([n]) => `"${n}"::VARCHAR`).join(', ')} FROM "${d.name}" ORDER BY _source`)).getRows();
     tables[d.name] = [[types], ...data.map((row) => row.map((v) => (v === null ? '∅' : String(v))))];
   }
-  const result = JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+  // viewFiles (which files views read, with their stamps) differs by mode by design; the rest must not.
+  const { viewFiles: _viewFiles, ...compared } = r;
+  const result = JSON.stringify(compared, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
   return { tables, result };
 }
 
