@@ -32,6 +32,12 @@ import { inTimestampRange, parseLocalTimestamp } from './values.js';
 const ZONE_TABLE = '__ld_tz';
 /** Table holding the records of the current file that the SQL did not accept. */
 export const REJECT_TABLE = '__ld_rej';
+/**
+ * View mode: the duplicate hash (`h`, over the compared columns as load-views.ts computes it) of
+ * every record of the current dataset's checked files that the SQL accepted, filled by the
+ * checking pass so that finding exact duplicates needs no second pass over the files.
+ */
+export const VIEW_HASH_TABLE = '__ld_vh';
 /** Table holding the current plain CSV file as text fields with their record numbers. */
 const CSV_TABLE = '__ld_csv';
 const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
@@ -132,6 +138,8 @@ async function undoInsert(t: FastTarget): Promise<void> {
 export async function dropFastTables(conn: DuckDBConnection): Promise<void> {
   await conn.run(`DROP TABLE IF EXISTS ${ZONE_TABLE}`);
   await conn.run(`DROP TABLE IF EXISTS ${REJECT_TABLE}`);
+  await conn.run(`DROP TABLE IF EXISTS ${VIEW_HASH_TABLE}`);
+  await conn.run('DROP TABLE IF EXISTS __ld_chk');
   await dropCsvTables(conn);
 }
 
@@ -190,10 +198,20 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
   const from = `(SELECT *, file_row_number + 1 AS __row FROM ${scan}) s`;
   try {
     if (mode === 'view') {
-      // One checking pass: only the numbers of the records the SQL does not accept are kept.
-      await conn.run(`CREATE OR REPLACE TABLE ${REJECT_TABLE} AS SELECT __row FROM (SELECT ${plan.inner}, __row FROM ${from}) WHERE NOT (${plan.ok})`);
+      // One checking pass keeps the numbers of the records the SQL does not accept and the
+      // duplicate hash of the others (the same typed values and columns as the view's).
+      const key = spec.columns.filter((c) => c.name !== spec.deliveryColumn).map((c) => q(c.name)).join(', ');
+      await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_chk AS SELECT CASE WHEN ${plan.ok} THEN hash(${key}) END AS h, CASE WHEN NOT (${plan.ok}) THEN __row END AS r FROM (SELECT ${plan.inner}, __row FROM ${from})`);
+      await conn.run(`CREATE OR REPLACE TABLE ${REJECT_TABLE} AS SELECT r AS __row FROM __ld_chk WHERE r IS NOT NULL`);
       const rejected = await countOf(conn, `SELECT count(*) FROM ${REJECT_TABLE}`);
-      counts = { inserted: total - rejected, rejected };
+      const hashed = await countOf(conn, 'SELECT count(h) FROM __ld_chk');
+      counts = { inserted: hashed, rejected };
+      // The hashes count only for a file the view will read (the counts add up, checked below).
+      if (hashed + rejected === total) {
+        await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (h UBIGINT)`);
+        await conn.run(`INSERT INTO ${VIEW_HASH_TABLE} SELECT h FROM __ld_chk WHERE h IS NOT NULL`);
+      }
+      await conn.run('DROP TABLE __ld_chk');
     } else {
       if (plan.joins.length) await fillZoneTable(conn, `${scan} s`, plan.joins);
       counts = await insertAccepted(t, plan, from, `read_parquet('${stagedPath}')`, [], total);

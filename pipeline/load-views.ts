@@ -17,7 +17,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { DatasetSpec } from './datasets.js';
-import { REJECT_TABLE } from './load-fast.js';
+import { REJECT_TABLE, VIEW_HASH_TABLE } from './load-fast.js';
 import { q } from './load-sql.js';
 
 /** File number → source-relative name, for `_source` in views (kept for the whole run). */
@@ -88,7 +88,10 @@ export async function finishViewDataset(conn: DuckDBConnection, spec: DatasetSpe
     ...files.map((f) => `SELECT ${columns.map(q).join(', ')}, _source, ${f.fid} AS __fid, __row FROM (${fileSelect(spec, f, excluded.has(f.fid))})`),
     `SELECT ${columns.map(q).join(', ')}, _source, 0 AS __fid, rowid AS __row FROM ${raw}`,
   ].join(' UNION ALL ');
-  await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dup AS SELECT h FROM (SELECT hash(${key}) AS h FROM (${all()})) GROUP BY h HAVING count(*) > 1`);
+  // The files' hashes were kept by their checking pass (VIEW_HASH_TABLE); the side table's are computed here.
+  await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (h UBIGINT)`);
+  await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dup AS SELECT h FROM (SELECT h FROM ${VIEW_HASH_TABLE} UNION ALL SELECT hash(${key}) AS h FROM ${raw}) GROUP BY h HAVING count(*) > 1`);
+  await conn.run(`DROP TABLE ${VIEW_HASH_TABLE}`);
   const dupHashes = Number((await conn.runAndReadAll('SELECT count(*) FROM __ld_dup')).getRows()[0][0]);
   await dropRelation(conn, tab);
   if (dupHashes > 0) {
