@@ -6,12 +6,19 @@
 WITH ledger_sum AS (
   SELECT statement_id, account_id, currency, period_start_utc, period_end_utc, sum(cash_minor)::DECIMAL(38,0) AS ledger_minor
   FROM rc04_ledger_cash GROUP BY ALL
+), ref_legs AS (
+  -- Legs of the posting sets the lines reference, netted per set, account and currency in one
+  -- grouped pass (the ledger is probed once, not twice per line by correlated subqueries).
+  SELECT p.posting_set_id, p.account_id, p.currency,
+         sum(CASE p.direction WHEN 'DEBIT' THEN p.amount_minor ELSE -p.amount_minor END) AS net_minor
+  FROM ledger_postings p SEMI JOIN rc04_lines l ON l.reference = p.posting_set_id
+  GROUP BY p.posting_set_id, p.account_id, p.currency
 ), line_match AS (
   SELECT l.*,
-         EXISTS (SELECT 1 FROM ledger_postings p WHERE p.posting_set_id = l.reference) AS set_exists,
-         coalesce((SELECT sum(CASE p.direction WHEN 'DEBIT' THEN p.amount_minor ELSE -p.amount_minor END)
-                   FROM ledger_postings p WHERE p.posting_set_id = l.reference AND p.account_id = l.account_id AND p.currency = l.currency), 0)::DECIMAL(38,0) AS set_net_minor
+         EXISTS (SELECT 1 FROM ref_legs r WHERE r.posting_set_id = l.reference) AS set_exists,
+         coalesce(r.net_minor, 0)::DECIMAL(38,0) AS set_net_minor
   FROM rc04_lines l
+  LEFT JOIN ref_legs r ON r.posting_set_id = l.reference AND r.account_id = l.account_id AND r.currency = l.currency
 ), seqs AS (
   SELECT DISTINCT s.bank_id, s.account_id, s.statement_seq, s.period_end_utc,
          (SELECT max(p.statement_seq) FROM bank_statements p
