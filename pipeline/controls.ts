@@ -119,7 +119,7 @@ export interface LargeTotal {
 }
 
 /** Keyed totals up to this many keys are listed inline (manifest, `--json`); larger ones become LargeTotal. */
-export const INLINE_TOTAL_KEYS = 9_007_199_254_740_991; // TEMP until helper done: 10_000
+export const INLINE_TOTAL_KEYS = 10_000;
 
 /** The inline limit in force: `RECKON_INLINE_TOTAL_KEYS` (a positive integer) or INLINE_TOTAL_KEYS. */
 export function inlineTotalKeys(): number {
@@ -176,7 +176,10 @@ async function evaluate(conn: DuckDBConnection, def: ControlDefinition): Promise
   const differences = (await queryScript(conn, def.sql.differences!)).map((r) => ({
     kind: r.kind!, key: r.key!, detail: r.detail ?? '', record_time_us: r.record_time_us ?? null,
   }));
-  differences.sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // By kind and key, then detail and record time: findings of one (kind, key) merge below in an
+  // order that does not depend on the order DuckDB returned them in.
+  const cmp = (x: string | null, y: string | null) => (x === y ? 0 : x === null ? -1 : y === null ? 1 : x < y ? -1 : 1);
+  differences.sort((a, b) => cmp(a.kind, b.kind) || cmp(a.key, b.key) || cmp(a.detail, b.detail) || cmp(a.record_time_us, b.record_time_us));
   const kinds = new Set(def.difference_kinds);
   for (const d of differences) {
     invariant(kinds.has(d.kind), `${def.control_id} emitted kind ${d.kind} outside its definition`);

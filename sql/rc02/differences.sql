@@ -62,12 +62,12 @@ FROM dup_keys d JOIN rc02_executions e USING (venue_id, venue_fill_id)
 GROUP BY d.venue_id, d.venue_fill_id
 UNION ALL
 SELECT 'FILL_QTY_MISMATCH', venue_id || '|' || venue_fill_id,
-       'internal fill_qty ' || string_agg(DISTINCT dec_text(internal_qty), ',') || ' vs venue ' || string_agg(DISTINCT dec_text(venue_qty), ','),
+       'internal fill_qty ' || string_agg(DISTINCT dec_text(internal_qty), ',' ORDER BY dec_text(internal_qty)) || ' vs venue ' || string_agg(DISTINCT dec_text(venue_qty), ',' ORDER BY dec_text(venue_qty)),
        epoch_us(min(record_time))::VARCHAR
 FROM pairs WHERE internal_qty <> venue_qty GROUP BY venue_id, venue_fill_id
 UNION ALL
 SELECT 'FILL_PRICE_MISMATCH', venue_id || '|' || venue_fill_id,
-       'internal price ' || string_agg(DISTINCT dec_text(internal_price), ',') || ' vs venue ' || string_agg(DISTINCT dec_text(venue_price), ','),
+       'internal price ' || string_agg(DISTINCT dec_text(internal_price), ',' ORDER BY dec_text(internal_price)) || ' vs venue ' || string_agg(DISTINCT dec_text(venue_price), ',' ORDER BY dec_text(venue_price)),
        epoch_us(min(record_time))::VARCHAR
 FROM pairs WHERE internal_price <> venue_price GROUP BY venue_id, venue_fill_id
 UNION ALL

@@ -34,7 +34,7 @@ SELECT 'EXECUTION_MULTIPLE_POSTINGS', x.execution_id,
 FROM exec_first x JOIN trade_count t USING (execution_id) JOIN multiple m USING (execution_id) WHERE t.n > 1
 UNION ALL
 SELECT 'POSTING_AMOUNT_MISMATCH', execution_id,
-       string_agg('set ' || posting_set_id || ' debits ' || debit_minor || ' ≠ notional ' || notional_minor || ' ' || price_currency, '; ' ORDER BY posting_set_id),
+       string_agg('set ' || posting_set_id || ' debits ' || debit_minor || ' ≠ notional ' || notional_minor || ' ' || price_currency, '; ' ORDER BY posting_set_id, debit_minor, notional_minor, price_currency),
        epoch_us(min(executed_at))::VARCHAR
 FROM trade_debits WHERE debit_minor <> notional_minor GROUP BY execution_id
 UNION ALL
