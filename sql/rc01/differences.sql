@@ -1,19 +1,22 @@
 -- RC01 differences (CONTRACT §4): one row per (kind, key).
 WITH version_stats AS (
-  -- From the list of versions of each scoped order (common/views.sql), not another pass over orders.
-  SELECT v.order_id, v.versions, len(v.versions) AS row_count, len(list_distinct(v.versions)) AS n,
-         list_min(v.versions) AS lo, list_max(v.versions) AS hi
+  -- From the per-order summary (common/views.sql), not another pass over orders: distinct
+  -- versions = rows − the extra rows of versions held by several rows.
+  SELECT v.order_id, v.row_count, v.row_count - coalesce(x.extra, 0) AS n, v.lo, v.hi
   FROM order_versions v SEMI JOIN rc01_scope s ON s.order_id = v.order_id
+  LEFT JOIN (SELECT order_id, sum(row_count - 1) AS extra FROM order_version_conflicts GROUP BY order_id) x USING (order_id)
+), gaps AS (
+  SELECT * FROM version_stats WHERE lo <> 1 OR n <> hi
 ), versions AS (
   -- The list of versions present (distinct, sorted as text) is built only for the orders with a gap.
-  SELECT order_id, n, lo, hi,
-         array_to_string(list_sort(list_distinct(list_transform(versions, x -> x::VARCHAR))), ',') AS present
-  FROM version_stats WHERE lo <> 1 OR n <> hi
+  SELECT g.order_id, g.n, g.lo, g.hi, p.present
+  FROM gaps g JOIN (
+    SELECT o.order_id, string_agg(DISTINCT o.order_version::VARCHAR, ',' ORDER BY o.order_version::VARCHAR) AS present
+    FROM orders o SEMI JOIN gaps g ON g.order_id = o.order_id GROUP BY o.order_id
+  ) p USING (order_id)
 ), conflicts AS (
-  -- Rows per version, counted only for the orders holding more rows than distinct versions.
-  SELECT order_id, order_version, count(*) AS n
-  FROM (SELECT order_id, unnest(versions) AS order_version FROM version_stats WHERE row_count > n)
-  GROUP BY order_id, order_version HAVING count(*) > 1
+  SELECT c.order_id, c.order_version, c.row_count AS n
+  FROM order_version_conflicts c SEMI JOIN rc01_scope s ON s.order_id = c.order_id
 ), sent AS (
   SELECT DISTINCT aggregate_id AS order_id FROM outbox_events WHERE publish_status = 'SENT'
 )
