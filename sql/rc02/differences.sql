@@ -6,7 +6,9 @@ WITH dup_exec_ids AS (
   -- executions instead of a correlated subquery per key.
   SELECT e.venue_id, e.venue_fill_id, 'distinct execution_ids ' || string_agg(DISTINCT e.execution_id, ',' ORDER BY e.execution_id) AS why
   FROM executions e
-  SEMI JOIN (SELECT venue_id, venue_fill_id FROM executions GROUP BY venue_id, venue_fill_id HAVING count(DISTINCT execution_id) > 1) m
+  -- Distinct (key, execution_id) pairs first, then keys with more than one: plain aggregates,
+  -- which DuckDB spills (count(DISTINCT) per key ran out of memory at 10M orders).
+  SEMI JOIN (SELECT venue_id, venue_fill_id FROM (SELECT venue_id, venue_fill_id, execution_id FROM executions GROUP BY ALL) GROUP BY venue_id, venue_fill_id HAVING count(*) > 1) m
     ON m.venue_id = e.venue_id AND m.venue_fill_id = e.venue_fill_id
   GROUP BY e.venue_id, e.venue_fill_id
   UNION ALL

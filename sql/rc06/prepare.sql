@@ -8,12 +8,17 @@ CREATE OR REPLACE TEMP TABLE rc06_receipts AS SELECT * FROM notification_receipt
 -- Receipt counts per scoped intent in ONE grouped pass over the receipts, instead of two
 -- correlated subqueries per intent. Intents without a receipt count 0.
 CREATE OR REPLACE TEMP TABLE rc06_state AS
-WITH receipt_counts AS (
-  SELECT r.intent_id,
-         count(DISTINCT r.receipt_id) FILTER (WHERE r.status = 'DELIVERED') AS delivered_receipts,
-         count(*) FILTER (WHERE r.status IN ('FAILED', 'BOUNCED')) AS failed_receipts
+WITH per_receipt AS (
+  -- Per (intent, receipt_id) first, then per intent: plain aggregates, which DuckDB spills
+  -- (count(DISTINCT) per intent is not safe past the memory limit on a large day).
+  SELECT r.intent_id, r.receipt_id,
+         bool_or(r.status = 'DELIVERED') AS delivered,
+         count(*) FILTER (WHERE r.status IN ('FAILED', 'BOUNCED')) AS failed
   FROM notification_receipts r SEMI JOIN rc06_intents i ON i.intent_id = r.intent_id
-  GROUP BY r.intent_id
+  GROUP BY r.intent_id, r.receipt_id
+), receipt_counts AS (
+  SELECT intent_id, count(*) FILTER (WHERE delivered) AS delivered_receipts, sum(failed) AS failed_receipts
+  FROM per_receipt GROUP BY intent_id
 )
 SELECT i.intent_id, i.created_at,
        coalesce(c.delivered_receipts, 0) AS delivered_receipts,
