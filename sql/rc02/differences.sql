@@ -14,30 +14,10 @@ WITH dup_exec_ids AS (
   UNION ALL
   SELECT e.venue_id, e.venue_fill_id, 'execution_id ' || e.execution_id || ' delivered with differing rows'
   FROM executions e SEMI JOIN dup_exec_ids d ON d.execution_id = e.execution_id
-), matched AS MATERIALIZED (
-  -- The two extracts matched ONCE on venue_id|venue_fill_id (both required, never NULL) by a full
-  -- join, instead of an inner join plus two anti joins. Kept: unmatched venue fills in scope,
-  -- unmatched executions in scope and matched pairs with either side in scope that differ in
-  -- quantity or price; the branches below pick their rows from these by has_e / has_v.
-  SELECT coalesce(e.venue_id, v.venue_id) AS venue_id, coalesce(e.venue_fill_id, v.venue_fill_id) AS venue_fill_id,
-         e.execution_id IS NOT NULL AS has_e, v.venue_fill_id IS NOT NULL AS has_v,
-         e.execution_id, e.executed_at, v.venue_time_utc,
-         e.fill_qty AS internal_qty, v.fill_qty AS venue_qty, e.price AS internal_price, v.price AS venue_price,
-         least(e.executed_at, v.venue_time_utc) AS record_time
-  FROM executions e FULL JOIN venue_fills v ON v.venue_id = e.venue_id AND v.venue_fill_id = e.venue_fill_id
-  WHERE (e.execution_id IS NULL AND in_window(v.venue_time_utc))
-     OR (v.venue_fill_id IS NULL AND in_window(e.executed_at))
-     OR (e.execution_id IS NOT NULL AND v.venue_fill_id IS NOT NULL AND (in_window(e.executed_at) OR in_window(v.venue_time_utc))
-         AND (e.fill_qty <> v.fill_qty OR e.price <> v.price))
 ), pairs AS (
-  SELECT * FROM matched WHERE has_e AND has_v
-), order_fills AS MATERIALIZED (
-  -- Per order in ONE pass over executions: Σ fill_qty over the whole extract, and the earliest
-  -- executed_at in scope (NULL: no execution of the order is in scope).
-  SELECT order_id, sum(fill_qty) AS filled_qty, min(executed_at) FILTER (WHERE in_window(executed_at)) AS first_in_scope
-  FROM executions GROUP BY order_id
+  SELECT * FROM rc02_matched WHERE has_e AND has_v
 ), unknown_orders AS (
-  SELECT f.order_id FROM order_fills f ANTI JOIN order_acceptance a ON a.order_id = f.order_id WHERE f.first_in_scope IS NOT NULL
+  SELECT f.order_id FROM rc02_order_fills f ANTI JOIN order_acceptance a ON a.order_id = f.order_id WHERE f.first_in_scope IS NOT NULL
 ), venue_gaps AS (
   -- lead() over the scoped rows themselves: a repeated venue_seq is followed by itself, which is
   -- no gap, so the DISTINCT over (venue, seq) the window used to read is not needed.
@@ -49,13 +29,13 @@ WITH dup_exec_ids AS (
 SELECT 'FILL_MISSING_INTERNAL' AS kind, venue_id || '|' || venue_fill_id AS key,
        'venue fill at ' || ts_text(min(venue_time_utc)) || ' has no internal execution' AS detail,
        epoch_us(min(venue_time_utc))::VARCHAR AS record_time_us
-FROM matched WHERE NOT has_e
+FROM rc02_matched WHERE NOT has_e
 GROUP BY venue_id, venue_fill_id
 UNION ALL
 SELECT 'FILL_MISSING_VENUE', venue_id || '|' || venue_fill_id,
        'execution ' || string_agg(DISTINCT execution_id, ',' ORDER BY execution_id) || ' has no venue fill',
        epoch_us(min(executed_at))::VARCHAR
-FROM matched WHERE NOT has_v
+FROM rc02_matched WHERE NOT has_v
 GROUP BY venue_id, venue_fill_id
 UNION ALL
 SELECT 'EXECUTION_DUPLICATE', d.venue_id || '|' || d.venue_fill_id, string_agg(DISTINCT d.why, '; ' ORDER BY d.why),
@@ -83,7 +63,7 @@ SELECT 'ORDER_OVERFILL', c.order_id,
        epoch_us(f.first_in_scope)::VARCHAR
 FROM order_current c
 SEMI JOIN order_acceptance a ON a.order_id = c.order_id
-JOIN order_fills f USING (order_id)
+JOIN rc02_order_fills f USING (order_id)
 WHERE f.filled_qty > c.ordered_qty AND f.first_in_scope IS NOT NULL
 UNION ALL
 SELECT 'VENUE_SEQUENCE_GAP', venue_id || '|' || first_missing,
