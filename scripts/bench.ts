@@ -52,12 +52,14 @@ function bytesOf(dir: string): number {
 }
 
 interface Row { orders: number; format: string; rows: number; bytes: number; run: Timed; floor: Timed; statuses: string; timings: Record<string, number>; commit: string; measured_at: string }
+interface Failed { orders: number; format: string; exit_code: number; error: string; wall_s: number; peak_rss_mib: number; floor?: Timed; commit: string; measured_at: string }
 interface Naive { orders: number; naive: Timed; reckon: Timed; reckonParquet?: Timed; commit: string }
 let commit = 'unknown';
 try { commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', cwd: repoPath('.') }).trim(); } catch { /* not a clone */ }
 const slim = (t: Timed): Timed => ({ ...t, stdout: '', stderr: '' });
 
-for (const n of sizes) {
+// BENCH_REPORT_ONLY=1 rewrites BENCHMARKS.md from the results kept, measuring nothing.
+for (const n of process.env.BENCH_REPORT_ONLY === '1' ? [] : sizes) {
   for (const fmt of formats) {
     const dir = ensureDay(n, fmt);
     const floor = timed(['dist/scripts/raw-scan.js', dir, fmt]);
@@ -67,11 +69,14 @@ for (const n of sizes) {
     if (!doc.manifest) {
       // A run that fails is a result too: say so and keep going with the other sizes.
       process.stderr.write(`${n} ${fmt}: reckon run failed (exit ${run.code}): ${JSON.stringify(doc.error ?? doc).slice(0, 2000)}\n${run.stderr.slice(-4000)}\n`);
+      const failed: Failed = { orders: n, format: fmt, exit_code: run.code, error: String(doc.error?.message ?? 'no manifest').split('\n')[0], wall_s: run.wall_s, peak_rss_mib: run.peak_rss_mib, floor: slim(floor), commit, measured_at: new Date().toISOString() };
+      writeFileSync(join(benchDir, `failed-${n}-${fmt}.json`), JSON.stringify(failed, null, 2));
       rmSync(store, { recursive: true, force: true });
       continue;
     }
     const manifest = JSON.parse(readFileSync(doc.manifest.path, 'utf8'));
     const rows = Object.values(manifest.sources.datasets as Record<string, { records_read: number }>).reduce((a, d) => a + d.records_read, 0);
+    rmSync(join(benchDir, `failed-${n}-${fmt}.json`), { force: true });
     const row: Row = { orders: n, format: fmt, rows, bytes: bytesOf(dir), run: slim(run), floor: slim(floor), statuses: doc.controls.map((c: { control_id: string; status: string }) => `${c.control_id} ${c.status}`).join(', '), timings: manifest.timings_ms, commit, measured_at: new Date().toISOString() };
     writeFileSync(join(benchDir, `result-${n}-${fmt}.json`), JSON.stringify(row, null, 2));
     if (n === Math.min(...sizes) && fmt === 'csv') {
@@ -94,6 +99,8 @@ const results: Row[] = readdirSync(benchDir).filter((f) => /^result-[0-9]+-(csv|
   .map((f) => JSON.parse(readFileSync(join(benchDir, f), 'utf8')) as Row)
   .sort((a, b) => a.orders - b.orders || (a.format === 'parquet' ? -1 : 1));
 const naive: Naive | undefined = existsSync(join(benchDir, 'result-naive.json')) ? JSON.parse(readFileSync(join(benchDir, 'result-naive.json'), 'utf8')) as Naive : undefined;
+const failures: Failed[] = readdirSync(benchDir).filter((f) => /^failed-[0-9]+-(csv|parquet)\.json$/.test(f))
+  .map((f) => JSON.parse(readFileSync(join(benchDir, f), 'utf8')) as Failed);
 const allSizes = [...new Set(results.map((r) => r.orders))];
 const allFormats = [...new Set(results.map((r) => r.format))];
 const cpu = cpus()[0]?.model ?? 'unknown';
@@ -109,6 +116,7 @@ const lines = [
   '| orders | format | input rows | input MiB | reckon run --all (s) | rows/s | peak RSS (MiB) | raw scan floor (s) | floor peak RSS (MiB) | reckon ÷ floor | commit |',
   '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   ...results.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.format} | ${r.rows.toLocaleString('en')} | ${f1(r.bytes / 2 ** 20)} | ${f1(r.run.wall_s)} | ${Math.round(r.rows / r.run.wall_s).toLocaleString('en')} | ${r.run.peak_rss_mib} | ${f1(r.floor.wall_s)} | ${r.floor.peak_rss_mib} | ${f1(r.run.wall_s / r.floor.wall_s)}× | ${r.commit} |`),
+  ...(failures.length ? ['', '**Runs that failed** (no manifest; kept here, not hidden):', '', ...failures.map((f) => `- ${f.orders.toLocaleString('en')} ${f.format} at ${f.commit}: exit ${f.exit_code} after ${f1(f.wall_s)} s, peak RSS ${f.peak_rss_mib} MiB: ${f.error}${f.floor ? ` (floor ${f1(f.floor.wall_s)} s)` : ''}.`)] : []),
   '',
   '## Phases (ms, from each run\'s manifest `timings_ms`)',
   '',
