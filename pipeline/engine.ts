@@ -62,6 +62,17 @@ export async function estimateLoadBytes(root: string, datasets: readonly string[
   return Math.round(total);
 }
 
+/**
+ * The buffer-pool limit in force: `RECKON_DUCKDB_MEMORY_LIMIT` (e.g. `2.5GB`, `3000MB`) or
+ * DUCKDB_MEMORY_LIMIT. Throws ConfigError on any other form.
+ */
+export function memoryLimitSetting(): string {
+  const v = process.env.RECKON_DUCKDB_MEMORY_LIMIT;
+  if (v === undefined || v === '') return DUCKDB_MEMORY_LIMIT;
+  if (!/^[1-9][0-9]{0,5}(\.[0-9]{1,2})?(MB|GB)$/.test(v)) throw new ConfigError(`RECKON_DUCKDB_MEMORY_LIMIT '${v}' must be a size such as 2GB, 2.5GB or 3000MB`);
+  return v;
+}
+
 /** The storage asked for by RECKON_DUCKDB_STORAGE; throws ConfigError on any other value. */
 export function storageSetting(): EngineStorage | 'auto' {
   const v = process.env.RECKON_DUCKDB_STORAGE ?? 'auto';
@@ -77,7 +88,7 @@ export async function openEngine(scratch: string, estimatedBytes: number): Promi
   const setting = storageSetting();
   const storage: EngineStorage = setting === 'auto' ? (estimatedBytes > FILE_STORAGE_ABOVE_BYTES ? 'file' : 'memory') : setting;
   const instance = await DuckDBInstance.create(storage === 'file' ? join(scratch, 'work.duckdb') : ':memory:', {
-    threads: String(DUCKDB_THREADS), memory_limit: DUCKDB_MEMORY_LIMIT, temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
+    threads: String(DUCKDB_THREADS), memory_limit: memoryLimitSetting(), temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
   });
   return { instance, storage, estimated_bytes: estimatedBytes };
 }

@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { DUCKDB_MEMORY_LIMIT, DUCKDB_THREADS, estimateLoadBytes, openEngine, storageSetting, type Engine } from './engine.js';
+import { DUCKDB_THREADS, estimateLoadBytes, memoryLimitSetting, openEngine, storageSetting, type Engine } from './engine.js';
 import type { LoadedConfig } from './config.js';
 import { commonSql, evaluateControl, inlineTotalKeys, LARGE_TOTALS_TABLE, loadControls, runScript, type ControlDefinition, type LargeTotal } from './controls.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
@@ -245,6 +245,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
   // Bad environment settings are configuration errors before any lease.
   inlineTotalKeys();
   storageSetting();
+  memoryLimitSetting();
   const store = await openStore(req.store);
   const { config } = req.config;
   if (req.rerunOf && !(await findManifest(store, req.rerunOf))) throw new ConfigError(`--rerun-of ${req.rerunOf}: no published manifest of that run in ${store.location}`);
@@ -344,7 +345,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
         chain,
         leases: leases.map((l) => ({ control_id: l.control_id, fencing_token: l.token, acquired_at: l.acquired_at, expires_at: l.expires_at })),
         timings_ms: { ...timings },
-        runtime: { node: process.version, duckdb_threads: DUCKDB_THREADS, duckdb_memory_limit: DUCKDB_MEMORY_LIMIT, duckdb_storage: engine!.storage, estimated_load_bytes: engine!.estimated_bytes, overall_status: overall, exit_code: exitCode },
+        runtime: { node: process.version, duckdb_threads: DUCKDB_THREADS, duckdb_memory_limit: memoryLimitSetting(), duckdb_storage: engine!.storage, estimated_load_bytes: engine!.estimated_bytes, overall_status: overall, exit_code: exitCode },
       };
     });
     await faultPoint('published');
