@@ -250,15 +250,15 @@ async function evaluateTotals(conn: DuckDBConnection, def: ControlDefinition): P
   const counts = await queryScript(conn, `SELECT name, count(dim)::VARCHAR AS keyed, count(*) FILTER (WHERE dim IS NULL)::VARCHAR AS scalar FROM ${table} GROUP BY name`);
   const largeNames = counts.filter((c) => Number(c.keyed) > limit && Number(c.scalar) === 0).map((c) => c.name!).sort();
   const large: Record<string, LargeTotal> = {};
+  const list = largeNames.map((n) => `'${n.replace(/'/g, "''")}'`).join(', ');
   if (largeNames.length) {
-    const list = largeNames.map((n) => `'${n.replace(/'/g, "''")}'`).join(', ');
     await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${LARGE_TOTALS_TABLE} (control_id VARCHAR, name VARCHAR, dim VARCHAR, value VARCHAR)`);
     await conn.run(`INSERT INTO ${LARGE_TOTALS_TABLE} SELECT '${def.control_id}', name, dim, coalesce(value, '0') FROM ${table} WHERE name IN (${list})`);
     // The listing is built and hashed inside DuckDB: its entries never enter JavaScript.
     const digests = await queryScript(conn, `SELECT name, count(*)::VARCHAR AS keys, sha256(string_agg(dim || chr(9) || coalesce(value, '0'), chr(10) ORDER BY dim)) AS sha256 FROM ${table} WHERE name IN (${list}) GROUP BY name`);
     for (const d of digests) large[d.name!] = { keys: d.keys!, sha256: d.sha256! };
   }
-  const inline = await queryScript(conn, `SELECT name, dim, value FROM ${table}${largeNames.length ? ` WHERE name NOT IN (${largeNames.map((n) => `'${n.replace(/'/g, "''")}'`).join(', ')})` : ''} ORDER BY name, dim`);
+  const inline = await queryScript(conn, `SELECT name, dim, value FROM ${table}${largeNames.length ? ` WHERE name NOT IN (${list})` : ''} ORDER BY name, dim`);
   await conn.run(`DROP TABLE ${table}`);
   return { inline, large };
 }

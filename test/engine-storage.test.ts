@@ -1,0 +1,49 @@
+/**
+ * Where a run's DuckDB keeps its tables (pipeline/engine.ts): the bundled sample day run with its
+ * tables in a database file must give exactly the results of the run in memory (same results
+ * digest, same differences), the manifest must say which storage and memory limit were used, and
+ * a bad setting is a configuration error (exit 2) before anything is loaded.
+ */
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { estimateLoadBytes } from '../pipeline/engine.js';
+import { ROOT, reckon, scratchDir } from './helpers/cli.js';
+
+const DAY = join(ROOT, 'fixtures', 'sample-day', 'sources');
+const run = (store: string, env: NodeJS.ProcessEnv) =>
+  reckon(['run', '--date', '2026-11-02', '--sources', DAY, '--store', store, '--json', '--quiet'], { env });
+
+describe('DuckDB storage of a run', () => {
+  const tmp = scratchDir('reckon-engine-');
+  afterAll(() => tmp.cleanup());
+
+  it('a database file gives the same results as memory, and the manifest records the choice', () => {
+    const mem = run(join(tmp.dir, 'mem'), { RECKON_DUCKDB_STORAGE: 'memory' });
+    const file = run(join(tmp.dir, 'file'), { RECKON_DUCKDB_STORAGE: 'file', RECKON_DUCKDB_MEMORY_LIMIT: '1GB' });
+    expect(mem.code, mem.stderr).toBe(1);
+    expect(file.code, file.stderr).toBe(1);
+    expect(file.json.results_digest).toBe(mem.json.results_digest);
+    const keys = (r: typeof mem) => r.json.controls.flatMap((c: { differences: { kind: string; key: string }[] }) => c.differences.map((d) => `${d.kind} ${d.key}`));
+    expect(keys(file)).toEqual(keys(mem));
+    const runtime = (r: typeof mem) => JSON.parse(readFileSync(r.json.manifest.path, 'utf8')).runtime;
+    expect([runtime(mem).duckdb_storage, runtime(mem).duckdb_memory_limit]).toEqual(['memory', '2GB']);
+    expect([runtime(file).duckdb_storage, runtime(file).duckdb_memory_limit]).toEqual(['file', '1GB']);
+  });
+
+  it('auto keeps the small sample day in memory (its estimate is far below 4 GiB)', async () => {
+    const estimate = await estimateLoadBytes(DAY, ['orders', 'ledger_postings']);
+    expect(estimate).toBeGreaterThan(0);
+    expect(estimate).toBeLessThan(4 * 1024 ** 3);
+    const auto = run(join(tmp.dir, 'auto'), {});
+    expect(JSON.parse(readFileSync(auto.json.manifest.path, 'utf8')).runtime.duckdb_storage).toBe('memory');
+  });
+
+  it('refuses bad settings with exit 2 naming the variable', () => {
+    for (const [name, value] of [['RECKON_DUCKDB_STORAGE', 'disk'], ['RECKON_DUCKDB_MEMORY_LIMIT', '2 GB'], ['RECKON_DUCKDB_MEMORY_LIMIT', '-1GB']]) {
+      const r = run(join(tmp.dir, 'bad'), { [name]: value });
+      expect([name, value, r.code]).toEqual([name, value, 2]);
+      expect(r.json.error.message).toContain(name);
+    }
+  });
+});
