@@ -2,16 +2,18 @@
  * Control definitions and their evaluation (CONTRACT §3–§4). A control is data plus SQL:
  * `controls/rcNN/control.json` (id, datasets read, difference kinds, SLA, owner, params) and
  * `sql/rcNN/*.sql`. Every control runs the same way, so adding RC07 is a new pair of folders:
- *   prepare.sql     (optional) statements creating temp tables/views prefixed with the control id
+ *   prepare.sql     (optional) statements creating temp tables/views named `rcNN_…` (dropped after the control)
  *   totals.sql      rows (name, dim, value): exact control totals as text
- *   differences.sql rows (kind, key, detail, record_time): zero rows means clean
+ *   differences.sql rows (kind, key, detail, record_time): zero rows means clean. It may hold
+ *                   several queries (one per kind, say): the rows of every query are the
+ *                   differences, so no single statement has to hold every kind's joins at once
  *   readiness.sql   (optional) rows (reason): extra readiness conditions beyond watermarks
  *   assertions.sql  (optional) rows (message): internal invariants; any row stops the run (exit 70)
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { z } from 'zod';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { StatementType, type DuckDBConnection } from '@duckdb/node-api';
 import { ConfigError, InputError, InternalError, invariant } from './errors.js';
 import { repoPath } from './paths.js';
 import { DATASETS } from './datasets.js';
@@ -95,6 +97,28 @@ export async function queryScript(conn: DuckDBConnection, sql: string): Promise<
   });
 }
 
+/**
+ * Runs every statement of a SQL script in order and returns the rows of every query among them
+ * (statements of type SELECT), concatenated in script order, as JSON-able objects (all text).
+ * Other statements (CREATE TEMP TABLE …) only run. A query's rows are read before the next
+ * statement runs, so each query's operators free their memory before the next one starts.
+ */
+export async function queryEach(conn: DuckDBConnection, sql: string): Promise<Record<string, string | null>[]> {
+  const stmts = await conn.extractStatements(sql);
+  invariant(stmts.count >= 1, 'empty SQL');
+  const rows: Record<string, string | null>[] = [];
+  for (let i = 0; i < stmts.count; i++) {
+    const p = await stmts.prepare(i);
+    if (p.statementType !== StatementType.SELECT) { await p.run(); continue; }
+    for (const o of (await p.runAndReadAll()).getRowObjectsJson()) {
+      const r: Record<string, string | null> = {};
+      for (const [k, v] of Object.entries(o)) r[k] = v === null ? null : String(v);
+      rows.push(r);
+    }
+  }
+  return rows;
+}
+
 /** A difference as the control's SQL reports it (CONTRACT §4). `record_time_us`: µs since epoch, UTC. */
 export interface RawDifference {
   readonly kind: string;
@@ -148,7 +172,9 @@ export interface ControlEvaluation {
  */
 export async function evaluateControl(conn: DuckDBConnection, def: ControlDefinition): Promise<ControlEvaluation> {
   try {
-    return await evaluate(conn, def);
+    const ev = await evaluate(conn, def);
+    await dropControlObjects(conn, def);
+    return ev;
   } catch (e) {
     // A sum beyond DECIMAL(38) (e.g. two amounts of 38 digits each) cannot be totalled exactly.
     // That is a property of the input, not a bug: say so and stop with exit 3, never 70.
@@ -158,6 +184,18 @@ export async function evaluateControl(conn: DuckDBConnection, def: ControlDefini
     }
     throw e;
   }
+}
+
+/**
+ * Drops the temp tables and views a control's SQL created (named with its id as prefix, `rc01_…`),
+ * once its evaluation is read: on a large day they hold millions of rows the next control does not
+ * read, and would otherwise stay in DuckDB's buffer pool (or be spilled) for the rest of the run.
+ */
+async function dropControlObjects(conn: DuckDBConnection, def: ControlDefinition): Promise<void> {
+  const prefix = `${def.control_id.toLowerCase()}\\_%`;
+  const objects = await queryScript(conn, `SELECT 'VIEW' AS type, view_name AS name FROM duckdb_views() WHERE temporary AND view_name LIKE '${prefix}' ESCAPE '\\'
+    UNION ALL SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary AND table_name LIKE '${prefix}' ESCAPE '\\' ORDER BY 1 DESC, 2`);
+  for (const o of objects) await conn.run(`DROP ${o.type} IF EXISTS temp.main."${o.name!.replace(/"/g, '""')}"`);
 }
 
 async function evaluate(conn: DuckDBConnection, def: ControlDefinition): Promise<ControlEvaluation> {
@@ -173,7 +211,7 @@ async function evaluate(conn: DuckDBConnection, def: ControlDefinition): Promise
       obj[r.dim] = r.value ?? '0';
     }
   }
-  const differences = (await queryScript(conn, def.sql.differences!)).map((r) => ({
+  const differences = (await queryEach(conn, def.sql.differences!)).map((r) => ({
     kind: r.kind!, key: r.key!, detail: r.detail ?? '', record_time_us: r.record_time_us ?? null,
   }));
   // By kind and key, then detail and record time: findings of one (kind, key) merge below in an

@@ -267,7 +267,13 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     await conn.run(`SET TimeZone = 'UTC'`);
     await faultPoint('loading');
     // Views over checked Parquet files for datasets without derived columns (load-views.ts).
-    const loaded = await timed(timings, 'load_ms', () => loadSources(conn, located.root, config, join(scratch, 'links'), { datasets: reads, views: true }));
+    const loaded = await timed(timings, 'load_ms', async () => {
+      const l = await loadSources(conn, located.root, config, join(scratch, 'links'), { datasets: reads, views: true });
+      // Tables in a DuckDB file: write what the load left in memory (added columns, collapsed
+      // duplicates) into the file, so the controls find the buffer pool free for their joins.
+      if (engine!.storage === 'file') await conn.run('CHECKPOINT');
+      return l;
+    });
     await faultPoint('computing');
     const controlFiles = located.remote ? {} : await controlFileHashes(located.root);
     const loads = new Map(loaded.datasets.map((d) => [d.dataset, d]));
