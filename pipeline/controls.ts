@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { z } from 'zod';
-import { StatementType, type DuckDBConnection } from '@duckdb/node-api';
+import { StatementType, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { ConfigError, InputError, InternalError, invariant } from './errors.js';
 import { repoPath } from './paths.js';
 import { DATASETS } from './datasets.js';
@@ -75,47 +75,61 @@ export function commonSql(): { path: string; text: string; sha256: string }[] {
   });
 }
 
-/** Runs every statement of a SQL script in order. */
-export async function runScript(conn: DuckDBConnection, sql: string): Promise<void> {
+type Row = Record<string, string | null>;
+
+/**
+ * Prepares each statement of a SQL script in order, hands it to `use`, then destroys it. DuckDB
+ * keeps an executed plan's operator state (a hash join's table, an aggregate's groups) in the
+ * prepared statement until it is destroyed; left to JavaScript's garbage collector, the tables of
+ * finished statements stayed pinned in the buffer pool and the next control ran out of memory
+ * (a 10M-order day; a 1M-order day under a 400MB limit).
+ */
+async function eachStatement(conn: DuckDBConnection, sql: string, use: (p: DuckDBPreparedStatement, last: boolean) => Promise<void>): Promise<void> {
   const stmts = await conn.extractStatements(sql);
+  invariant(stmts.count >= 1, 'empty SQL');
   for (let i = 0; i < stmts.count; i++) {
     const p = await stmts.prepare(i);
-    await p.run();
+    try {
+      await use(p, i === stmts.count - 1);
+    } finally {
+      p.destroySync();
+    }
   }
 }
 
+const textRow = (o: Record<string, unknown>): Row => {
+  const r: Row = {};
+  for (const [k, v] of Object.entries(o)) r[k] = v === null ? null : String(v);
+  return r;
+};
+
+/** Runs every statement of a SQL script in order. */
+export async function runScript(conn: DuckDBConnection, sql: string): Promise<void> {
+  await eachStatement(conn, sql, async (p) => { await p.run(); });
+}
+
 /** Runs a script whose last statement is a query, returning its rows as JSON-able objects (all text). */
-export async function queryScript(conn: DuckDBConnection, sql: string): Promise<Record<string, string | null>[]> {
-  const stmts = await conn.extractStatements(sql);
-  invariant(stmts.count >= 1, 'empty SQL');
-  for (let i = 0; i < stmts.count - 1; i++) await (await stmts.prepare(i)).run();
-  const reader = await (await stmts.prepare(stmts.count - 1)).runAndReadAll();
-  return reader.getRowObjectsJson().map((o) => {
-    const r: Record<string, string | null> = {};
-    for (const [k, v] of Object.entries(o)) r[k] = v === null ? null : String(v);
-    return r;
+export async function queryScript(conn: DuckDBConnection, sql: string): Promise<Row[]> {
+  let rows: Row[] = [];
+  await eachStatement(conn, sql, async (p, last) => {
+    if (last) rows = (await p.runAndReadAll()).getRowObjectsJson().map(textRow);
+    else await p.run();
   });
+  return rows;
 }
 
 /**
  * Runs every statement of a SQL script in order and returns the rows of every query among them
  * (statements of type SELECT), concatenated in script order, as JSON-able objects (all text).
- * Other statements (CREATE TEMP TABLE …) only run. A query's rows are read before the next
- * statement runs, so each query's operators free their memory before the next one starts.
+ * Other statements (CREATE TEMP TABLE …) only run. Each statement is finished and destroyed
+ * before the next starts, so one query per kind holds only its own joins' memory.
  */
-export async function queryEach(conn: DuckDBConnection, sql: string): Promise<Record<string, string | null>[]> {
-  const stmts = await conn.extractStatements(sql);
-  invariant(stmts.count >= 1, 'empty SQL');
-  const rows: Record<string, string | null>[] = [];
-  for (let i = 0; i < stmts.count; i++) {
-    const p = await stmts.prepare(i);
-    if (p.statementType !== StatementType.SELECT) { await p.run(); continue; }
-    for (const o of (await p.runAndReadAll()).getRowObjectsJson()) {
-      const r: Record<string, string | null> = {};
-      for (const [k, v] of Object.entries(o)) r[k] = v === null ? null : String(v);
-      rows.push(r);
-    }
-  }
+export async function queryEach(conn: DuckDBConnection, sql: string): Promise<Row[]> {
+  const rows: Row[] = [];
+  await eachStatement(conn, sql, async (p) => {
+    if (p.statementType !== StatementType.SELECT) { await p.run(); return; }
+    for (const o of (await p.runAndReadAll()).getRowObjectsJson()) rows.push(textRow(o));
+  });
   return rows;
 }
 

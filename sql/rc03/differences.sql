@@ -10,7 +10,7 @@ WHERE b.debit_minor <> b.credit_minor;
 -- rc03_trade_sets holds distinct (set, execution) pairs, so count(*) counts distinct sets.
 SELECT 'EXECUTION_WITHOUT_POSTING' AS kind, x.execution_id AS key, 'no unreversed TRADE posting set names this execution' AS detail,
        epoch_us(x.executed_at)::VARCHAR AS record_time_us
-FROM (SELECT execution_id, min(executed_at) AS executed_at FROM rc03_executions GROUP BY execution_id) x
+FROM rc03_execution_first x
 ANTI JOIN rc03_trade_sets t USING (execution_id);
 
 -- The list of sets is built only for the executions named by several (an ordered string_agg over
@@ -24,7 +24,7 @@ WITH multiple AS (
 SELECT 'EXECUTION_MULTIPLE_POSTINGS' AS kind, m.execution_id AS key,
        m.n || ' unreversed TRADE posting sets name it: ' || m.sets AS detail,
        epoch_us(x.executed_at)::VARCHAR AS record_time_us
-FROM multiple m JOIN (SELECT execution_id, min(executed_at) AS executed_at FROM rc03_executions GROUP BY execution_id) x USING (execution_id);
+FROM multiple m JOIN rc03_execution_first x USING (execution_id);
 
 -- Σ DEBIT legs of each unreversed TRADE set naming a scoped execution, in the execution's price
 -- currency (0 when the set has no leg in it), from the per (set, currency) sums of prepare.sql.

@@ -13,23 +13,26 @@ SELECT posting_set_id, currency,
        bool_or(kind = 'REVERSAL') AS has_reversal
 FROM ledger_postings GROUP BY posting_set_id, currency;
 
--- RC03 scope: posting sets with any leg whose effective_at is in the window.
-CREATE OR REPLACE TEMP TABLE rc03_sets AS
-SELECT posting_set_id, min(first_effective_at) AS first_effective_at
-FROM rc03_set_currency GROUP BY posting_set_id
-HAVING sum(window_leg_count) > 0;
+-- Per posting set, in one grouped pass over the per (set, currency) sums: whether it is in scope
+-- (any leg with effective_at in the window), its first leg in the window, and its TRADE/REVERSAL
+-- flags (a TRADE set has a TRADE leg, a REVERSAL set a REVERSAL leg).
+CREATE OR REPLACE TEMP TABLE rc03_set_flags AS
+SELECT posting_set_id, min(first_effective_at) AS first_effective_at, sum(window_leg_count) > 0 AS in_scope,
+       bool_or(has_trade) AS has_trade, bool_or(has_reversal) AS has_reversal
+FROM rc03_set_currency GROUP BY posting_set_id;
 
--- Unreversed TRADE sets and the executions they name. A TRADE set has a TRADE leg; it is reversed
--- when a REVERSAL set (a set with a REVERSAL leg) names it in reverses_posting_set_id.
--- The pairs are one GROUP BY over the legs naming an execution (not a DISTINCT over a join);
--- the few legs naming a reversed set are found by a filtered scan.
+-- RC03 scope: posting sets with any leg whose effective_at is in the window.
+CREATE OR REPLACE TEMP VIEW rc03_sets AS
+SELECT posting_set_id, first_effective_at FROM rc03_set_flags WHERE in_scope;
+
+-- Unreversed TRADE sets and the executions they name. A TRADE set is reversed when a REVERSAL set
+-- names it in reverses_posting_set_id. The pairs are one GROUP BY over the legs naming an
+-- execution (not a DISTINCT over a join); the few legs naming a reversed set are found by a
+-- filtered scan.
 CREATE OR REPLACE TEMP TABLE rc03_trade_sets AS
-WITH set_kinds AS (
-  SELECT posting_set_id, bool_or(has_trade) AS has_trade, bool_or(has_reversal) AS has_reversal
-  FROM rc03_set_currency GROUP BY posting_set_id
-), reversed AS (
+WITH reversed AS (
   SELECT l.reverses_posting_set_id AS posting_set_id
-  FROM ledger_postings l SEMI JOIN set_kinds r ON r.posting_set_id = l.posting_set_id AND r.has_reversal
+  FROM ledger_postings l SEMI JOIN rc03_set_flags r ON r.posting_set_id = l.posting_set_id AND r.has_reversal
   WHERE l.reverses_posting_set_id IS NOT NULL
   GROUP BY l.reverses_posting_set_id
 ), named AS (
@@ -37,10 +40,15 @@ WITH set_kinds AS (
 )
 SELECT n.posting_set_id, n.execution_id
 FROM named n
-SEMI JOIN set_kinds t ON t.posting_set_id = n.posting_set_id AND t.has_trade
+SEMI JOIN rc03_set_flags t ON t.posting_set_id = n.posting_set_id AND t.has_trade
 ANTI JOIN reversed r ON r.posting_set_id = n.posting_set_id;
 
 CREATE OR REPLACE TEMP VIEW rc03_executions AS SELECT * FROM executions WHERE in_window(executed_at);
+
+-- Each scoped execution once, at its earliest executed_at (EXECUTION_WITHOUT_POSTING and
+-- EXECUTION_MULTIPLE_POSTINGS both read it).
+CREATE OR REPLACE TEMP TABLE rc03_execution_first AS
+SELECT execution_id, min(executed_at) AS executed_at FROM rc03_executions GROUP BY execution_id;
 
 -- Snapshots at exactly the window start and end.
 CREATE OR REPLACE TEMP TABLE rc03_open AS SELECT * FROM account_balances WHERE as_of = getvariable('window_start')::TIMESTAMP;

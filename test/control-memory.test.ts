@@ -1,0 +1,72 @@
+/**
+ * What a control leaves behind in DuckDB once it is evaluated (pipeline/controls.ts). On a large
+ * day each control builds hash tables and temp tables of millions of rows; a later control must
+ * find the buffer pool free:
+ * - no operator state (hash tables, aggregates, sorts) stays pinned after a control. DuckDB keeps
+ *   it in a prepared statement until that statement is destroyed; left to the garbage collector it
+ *   stayed, and the 10M-order CSV day ran out of memory in the next control;
+ * - the control's own temp tables and views (`rcNN_…`) are dropped, and nothing else is.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { loadConfig } from '../pipeline/config.js';
+import { commonSql, evaluateControl, loadControls, runScript } from '../pipeline/controls.js';
+import { loadSources } from '../pipeline/load.js';
+import { ROOT, scratchDir } from './helpers/cli.js';
+
+const DAY = join(ROOT, 'fixtures', 'sample-day', 'sources');
+const WINDOW_START = 1_793_577_600_000_000n; // 2026-11-02T00:00:00Z in µs
+const DAY_US = 86_400_000_000n;
+
+let instance: DuckDBInstance;
+let conn: DuckDBConnection;
+const tmp = scratchDir('reckon-ctlmem-');
+
+/** Bytes DuckDB holds per memory tag (operator state tags only). */
+async function operatorMemory(): Promise<Record<string, string>> {
+  const r = await conn.runAndReadAll(`SELECT tag, memory_usage_bytes::VARCHAR AS bytes FROM duckdb_memory()
+    WHERE tag IN ('HASH_TABLE', 'ORDER_BY', 'ART_INDEX', 'COLUMN_DATA', 'TUPLE_DATA', 'WINDOW') AND memory_usage_bytes > 0 ORDER BY tag`);
+  return Object.fromEntries(r.getRowObjectsJson().map((o) => [String(o.tag), String(o.bytes)]));
+}
+
+async function tempObjects(): Promise<string[]> {
+  const r = await conn.runAndReadAll(`SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal
+    UNION ALL SELECT table_name FROM duckdb_tables() WHERE temporary ORDER BY 1`);
+  return r.getRows().map((row) => String(row[0]));
+}
+
+beforeAll(async () => {
+  instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '1GB', temp_directory: join(tmp.dir, 'duckdb-tmp') });
+  conn = await instance.connect();
+  await conn.run(`SET TimeZone = 'UTC'`);
+  await loadSources(conn, DAY, (await loadConfig()).config, join(tmp.dir, 'links'));
+  for (const c of commonSql()) await runScript(conn, c.text);
+});
+
+afterAll(() => {
+  conn.closeSync();
+  instance.closeSync();
+  tmp.cleanup();
+});
+
+describe('after a control is evaluated', () => {
+  for (const def of loadControls()) {
+    it(`${def.control_id} leaves no operator state pinned and drops its own temp objects`, async () => {
+      const vars: Record<string, string> = { window_start: `make_timestamp(${WINDOW_START}::BIGINT)`, window_end: `make_timestamp(${WINDOW_START + DAY_US}::BIGINT)`, as_of: `make_timestamp(${WINDOW_START + DAY_US + 300_000_000n}::BIGINT)` };
+      for (const [k, v] of Object.entries(def.params)) vars[k] = typeof v === 'number' ? String(v) : `'${v}'`;
+      for (const [k, v] of Object.entries(vars)) await conn.run(`SET VARIABLE ${k} = ${v}`);
+      const pinned = await operatorMemory();
+      const before = await tempObjects();
+      const ev = await evaluateControl(conn, def);
+      expect(ev.differences.length).toBeGreaterThan(0); // the sample day has differences of every control
+      // What the load left (a few small blocks) may stay; nothing of this control's statements.
+      expect(await operatorMemory()).toEqual(pinned);
+      const prefix = `${def.control_id.toLowerCase()}_`;
+      const after = await tempObjects();
+      expect(after.filter((n) => n.startsWith(prefix))).toEqual([]);
+      // Objects of the pipeline (large totals) may be added, none removed.
+      expect(before.filter((n) => !after.includes(n))).toEqual([]);
+    });
+  }
+});
