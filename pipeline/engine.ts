@@ -15,7 +15,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { ConfigError } from './errors.js';
+import { ConfigError, InternalError } from './errors.js';
 import { listDatasetFolder } from './sources/files.js';
 
 /** DuckDB worker threads (the machine's cores). */
@@ -91,4 +91,18 @@ export async function openEngine(scratch: string, estimatedBytes: number): Promi
     threads: String(DUCKDB_THREADS), memory_limit: memoryLimitSetting(), temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
   });
   return { instance, storage, estimated_bytes: estimatedBytes };
+}
+
+/**
+ * The error to report when DuckDB ran out of memory while a run was `doing` something (loading,
+ * evaluating RC03, …): an InternalError (exit 70) that names what it was doing, the limit and
+ * storage in force, and what an operator can change. Any other error is returned unchanged.
+ */
+export function explainOutOfMemory(e: unknown, doing: string, engine: Engine): unknown {
+  const message = e instanceof Error ? e.message : String(e);
+  if (!/Out of Memory Error|could not allocate block|failed to pin block/i.test(message)) return e;
+  const gib = (engine.estimated_bytes / 1024 ** 3).toFixed(1);
+  return new InternalError(`DuckDB ran out of memory while ${doing} (memory_limit ${memoryLimitSetting()}, tables in ${engine.storage}, ` +
+    `records estimated at ${gib} GiB in memory): ${message.split('\n')[0]}. No manifest was written and the window's leases are released. ` +
+    'Raise RECKON_DUCKDB_MEMORY_LIMIT (peak RSS is about the limit plus 1 GB) and rerun the window; docs/operations.md "Sizing a large day".');
 }

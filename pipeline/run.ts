@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { DUCKDB_THREADS, estimateLoadBytes, memoryLimitSetting, openEngine, storageSetting, type Engine } from './engine.js';
+import { DUCKDB_THREADS, estimateLoadBytes, explainOutOfMemory, memoryLimitSetting, openEngine, storageSetting, type Engine } from './engine.js';
 import type { LoadedConfig } from './config.js';
 import { commonSql, evaluateControl, inlineTotalKeys, LARGE_TOTALS_TABLE, loadControls, runScript, type ControlDefinition, type LargeTotal } from './controls.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
@@ -161,13 +161,17 @@ async function timed<T>(timings: PhaseTimings, phase: string, fn: () => Promise<
 }
 
 /** Evaluates every selected control against the loaded tables (CONTRACT §3–§4). */
-async function evaluateControls(conn: DuckDBConnection, req: RunRequest, controls: readonly ControlDefinition[], loads: Map<string, DatasetLoad>, logger: RunLogger, timings: PhaseTimings): Promise<ControlResult[]> {
+/** What a run is doing in DuckDB, for an out-of-memory report. */
+interface Progress { doing: string }
+
+async function evaluateControls(conn: DuckDBConnection, req: RunRequest, controls: readonly ControlDefinition[], loads: Map<string, DatasetLoad>, logger: RunLogger, timings: PhaseTimings, progress: Progress): Promise<ControlResult[]> {
   const { config } = req.config;
   const results: ControlResult[] = [];
   for (const def of controls) {
     const t0 = performance.now();
     const cfg = config.controls[def.control_id] ?? {};
     const asOfMicros = asOf(def, loads);
+    progress.doing = `evaluating ${def.control_id}`;
     await setVariables(conn, { ...def.params, ...(cfg.params ?? {}), window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros });
     const ev = await evaluateControl(conn, def);
     const timing = config.timing_rules.filter((r) => r.control === def.control_id);
@@ -257,6 +261,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
   const scratch = await mkdtemp(join(SAFE_PATH.test(tmpdir()) ? tmpdir() : '/tmp', 'reckon-'));
   let engine: Engine | undefined;
   let openConn: DuckDBConnection | undefined;
+  const progress: Progress = { doing: 'loading' };
   try {
     logger.info(`loading ${req.sources}`, { phase: 'load' });
     const located = await timed(timings, 'locate_ms', () => locateSources(req.sources, join(scratch, 'sources')));
@@ -279,8 +284,9 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     const loads = new Map(loaded.datasets.map((d) => [d.dataset, d]));
     const common = commonSql();
     const results = await timed(timings, 'controls_ms', async () => {
+      progress.doing = 'computing the shared tables (sql/common)';
       for (const c of common) await runScript(conn, c.text);
-      return evaluateControls(conn, req, controls, loads, logger, timings);
+      return evaluateControls(conn, req, controls, loads, logger, timings, progress);
     });
     await checkViewFiles(loaded);
 
@@ -302,6 +308,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     const resultsDigest = resultsDigestOf(req.window, finalResults, loaded);
     const breakRows = await breakOutputRows(store, { runId, config, controls: allControls });
 
+    progress.doing = 'writing outputs';
     const outputs = await timed(timings, 'outputs_ms', async () => {
       const files = await writeOutputs(conn, join(scratch, 'staging'), windowDate(req.window), runId, { ...outputRows(runId, req, finalResults, loaded, resultsDigest, startedAt), ...breakRows }, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, largeTotalRows(runId, req, finalResults));
       await store.putOnce(`_staging/${runId}/_owner.json`, JSON.stringify({ pid: process.pid, host: hostname(), started_at: startedAt.toISOString() }));
@@ -363,6 +370,8 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
       manifest: { path: storePath(store, published.key), sha256: published.sha256 }, results_digest: resultsDigest,
       controls: finalResults, quarantine_count: loaded.quarantine.length, manifestDoc: published.manifest,
     };
+  } catch (e) {
+    throw engine ? explainOutOfMemory(e, progress.doing, engine) : e;
   } finally {
     await releaseLeases(store, leases);
     openConn?.closeSync();

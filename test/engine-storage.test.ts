@@ -2,10 +2,11 @@
  * Where a run's DuckDB keeps its tables (pipeline/engine.ts): the bundled sample day run with its
  * tables in a database file must give exactly the results of the run in memory (same results
  * digest, same differences), the manifest must say which storage and memory limit were used, and
- * a bad setting is a configuration error (exit 2) before anything is loaded.
+ * a bad setting is a configuration error (exit 2) before anything is loaded, and a run DuckDB cannot
+ * fit in its memory limit says so (exit 70) in words an operator can act on.
  */
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { estimateLoadBytes } from '../pipeline/engine.js';
 import { ROOT, reckon, scratchDir } from './helpers/cli.js';
@@ -37,6 +38,16 @@ describe('DuckDB storage of a run', () => {
     expect(estimate).toBeLessThan(4 * 1024 ** 3);
     const auto = run(join(tmp.dir, 'auto'), {});
     expect(JSON.parse(readFileSync(auto.json.manifest.path, 'utf8')).runtime.duckdb_storage).toBe('memory');
+  });
+
+  it('out of memory: exit 70 naming what the run was doing and the setting to raise, no manifest', () => {
+    const store = join(tmp.dir, 'oom');
+    const r = run(store, { RECKON_DUCKDB_MEMORY_LIMIT: '1MB' });
+    expect(r.code).toBe(70);
+    expect(r.json.error.type).toBe('InternalError');
+    expect(r.json.error.message).toMatch(/^DuckDB ran out of memory while loading \(memory_limit 1MB, tables in memory, /);
+    expect(r.json.error.message).toContain('Raise RECKON_DUCKDB_MEMORY_LIMIT');
+    expect(existsSync(join(store, 'manifests'))).toBe(false);
   });
 
   it('refuses bad settings with exit 2 naming the variable', () => {
