@@ -123,15 +123,26 @@ export async function queryScript(conn: DuckDBConnection, sql: string): Promise<
  * (statements of type SELECT), concatenated in script order, as JSON-able objects (all text).
  * Other statements (CREATE TEMP TABLE …) only run. Each statement is finished and destroyed
  * before the next starts, so one query per kind holds only its own joins' memory.
+ * Throws InternalError when the script holds no query, or a query whose columns are not exactly
+ * `columns` (a misnamed column would otherwise read as NULL, and no query as no differences).
  */
-export async function queryEach(conn: DuckDBConnection, sql: string): Promise<Row[]> {
+export async function queryEach(conn: DuckDBConnection, sql: string, columns: readonly string[]): Promise<Row[]> {
   const rows: Row[] = [];
+  let queries = 0;
   await eachStatement(conn, sql, async (p) => {
     if (p.statementType !== StatementType.SELECT) { await p.run(); return; }
-    for (const o of (await p.runAndReadAll()).getRowObjectsJson()) rows.push(textRow(o));
+    queries += 1;
+    const reader = await p.runAndReadAll();
+    const names = reader.columnNames();
+    invariant(names.join(',') === columns.join(','), `query ${queries} returns columns (${names.join(', ')}), not (${columns.join(', ')})`);
+    for (const o of reader.getRowObjectsJson()) rows.push(textRow(o));
   });
+  invariant(queries > 0, 'the script holds no query');
   return rows;
 }
+
+/** The columns of every query of a differences.sql, in this order. */
+const DIFFERENCE_COLUMNS = ['kind', 'key', 'detail', 'record_time_us'] as const;
 
 /** A difference as the control's SQL reports it (CONTRACT §4). `record_time_us`: µs since epoch, UTC. */
 export interface RawDifference {
@@ -225,7 +236,9 @@ async function evaluate(conn: DuckDBConnection, def: ControlDefinition): Promise
       obj[r.dim] = r.value ?? '0';
     }
   }
-  const differences = (await queryEach(conn, def.sql.differences!)).map((r) => ({
+  const differences = (await queryEach(conn, def.sql.differences!, DIFFERENCE_COLUMNS).catch((e: unknown) => {
+    throw e instanceof InternalError ? new InternalError(`sql/${def.control_id.toLowerCase()}/differences.sql: ${e.message}`) : e;
+  })).map((r) => ({
     kind: r.kind!, key: r.key!, detail: r.detail ?? '', record_time_us: r.record_time_us ?? null,
   }));
   // By kind and key, then detail and record time: findings of one (kind, key) merge below in an

@@ -6,12 +6,14 @@
  *   it in a prepared statement until that statement is destroyed; left to the garbage collector it
  *   stayed, and the 10M-order CSV day ran out of memory in the next control;
  * - the control's own temp tables and views (`rcNN_…`) are dropped, and nothing else is.
+ * And a differences.sql of several queries must hold at least one, each with exactly the columns
+ * (kind, key, detail, record_time_us): no query is not "no differences".
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { loadConfig } from '../pipeline/config.js';
-import { commonSql, evaluateControl, loadControls, runScript } from '../pipeline/controls.js';
+import { commonSql, evaluateControl, loadControls, runScript, type ControlDefinition } from '../pipeline/controls.js';
 import { loadSources } from '../pipeline/load.js';
 import { ROOT, scratchDir } from './helpers/cli.js';
 
@@ -69,4 +71,28 @@ describe('after a control is evaluated', () => {
       expect(before.filter((n) => !after.includes(n))).toEqual([]);
     });
   }
+});
+
+describe('a differences.sql of several queries', () => {
+  const rc06 = () => loadControls().find((d) => d.control_id === 'RC06')!;
+  const withDifferences = (sql: string): ControlDefinition => ({ ...rc06(), sql: { ...rc06().sql, differences: sql } });
+
+  it('adds the rows of every query, in any number', async () => {
+    const ev = await evaluateControl(conn, withDifferences(`
+      CREATE OR REPLACE TEMP TABLE rc06_probe AS SELECT 'INT-X' AS intent_id;
+      SELECT 'NOTICE_UNDELIVERED' AS kind, intent_id AS key, 'd1' AS detail, '1' AS record_time_us FROM rc06_probe;
+      SELECT 'NOTICE_DUPLICATE_RECEIPT' AS kind, 'INT-Y' AS key, 'd2' AS detail, NULL AS record_time_us;`));
+    expect(ev.differences.map((d) => [d.kind, d.key, d.detail, d.record_time_us])).toEqual([
+      ['NOTICE_DUPLICATE_RECEIPT', 'INT-Y', 'd2', null],
+      ['NOTICE_UNDELIVERED', 'INT-X', 'd1', '1'],
+    ]);
+    expect(await tempObjects()).not.toContain('rc06_probe');
+  });
+
+  it('refuses a script without a query, and a query with other columns (exit 70, naming the file)', async () => {
+    await expect(evaluateControl(conn, withDifferences('CREATE OR REPLACE TEMP TABLE rc06_probe AS SELECT 1 AS x;')))
+      .rejects.toThrow('sql/rc06/differences.sql: invariant broken: the script holds no query');
+    await expect(evaluateControl(conn, withDifferences(`SELECT 'NOTICE_UNDELIVERED' AS kind, 'K' AS key, '' AS detail, NULL AS record_time;`)))
+      .rejects.toThrow('query 1 returns columns (kind, key, detail, record_time), not (kind, key, detail, record_time_us)');
+  });
 });
