@@ -1,11 +1,15 @@
 -- RC03 differences (CONTRACT §4). Zero tolerance. One query per kind: a query holds only its own
 -- joins, so on a large day no statement keeps several kinds' hash tables at once.
 
+-- The few unbalanced (set, currency) rows first, materialized, so the join with the scoped sets
+-- builds its hash table on them rather than on every set.
+WITH unbalanced AS MATERIALIZED (
+  SELECT posting_set_id, currency, debit_minor, credit_minor FROM rc03_set_currency WHERE debit_minor <> credit_minor
+)
 SELECT 'POSTING_SET_UNBALANCED' AS kind, b.posting_set_id || '|' || b.currency AS key,
        'debits ' || b.debit_minor || ' ≠ credits ' || b.credit_minor || ' (' || b.currency || ' minor units)' AS detail,
        epoch_us(s.first_effective_at)::VARCHAR AS record_time_us
-FROM rc03_set_currency b JOIN rc03_sets s USING (posting_set_id)
-WHERE b.debit_minor <> b.credit_minor;
+FROM unbalanced b JOIN rc03_sets s USING (posting_set_id);
 
 -- rc03_trade_sets holds distinct (set, execution) pairs, so count(*) counts distinct sets.
 SELECT 'EXECUTION_WITHOUT_POSTING' AS kind, x.execution_id AS key, 'no unreversed TRADE posting set names this execution' AS detail,
