@@ -218,8 +218,8 @@ export async function evaluateControl(conn: DuckDBConnection, def: ControlDefini
  */
 async function dropControlObjects(conn: DuckDBConnection, def: ControlDefinition): Promise<void> {
   const prefix = `${def.control_id.toLowerCase()}\\_%`;
-  const objects = await queryScript(conn, `SELECT 'VIEW' AS type, view_name AS name FROM duckdb_views() WHERE temporary AND view_name LIKE '${prefix}' ESCAPE '\\'
-    UNION ALL SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary AND table_name LIKE '${prefix}' ESCAPE '\\' ORDER BY 1 DESC, 2`);
+  const objects = await queryScript(conn, `SELECT 'VIEW' AS type, view_name AS name FROM duckdb_views() WHERE temporary AND lower(view_name) LIKE '${prefix}' ESCAPE '\\'
+    UNION ALL SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary AND lower(table_name) LIKE '${prefix}' ESCAPE '\\' ORDER BY 1 DESC, 2`);
   for (const o of objects) await conn.run(`DROP ${o.type} IF EXISTS temp.main."${o.name!.replace(/"/g, '""')}"`);
 }
 

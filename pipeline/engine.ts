@@ -15,7 +15,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { ConfigError, InternalError } from './errors.js';
+import { ConfigError, InternalError, isOutOfMemory } from './errors.js';
 import { listDatasetFolder } from './sources/files.js';
 
 /** DuckDB worker threads (the machine's cores). */
@@ -96,13 +96,20 @@ export async function openEngine(scratch: string, estimatedBytes: number): Promi
 /**
  * The error to report when DuckDB ran out of memory while a run was `doing` something (loading,
  * evaluating RC03, …): an InternalError (exit 70) that names what it was doing, the limit and
- * storage in force, and what an operator can change. Any other error is returned unchanged.
+ * storage in force, and what an operator can change — more memory, or free space in the spill
+ * folder when it was the spill folder that filled up. Any other error is returned unchanged.
  */
 export function explainOutOfMemory(e: unknown, doing: string, engine: Engine): unknown {
+  if (!isOutOfMemory(e)) return e;
   const message = e instanceof Error ? e.message : String(e);
-  if (!/Out of Memory Error|could not allocate block|failed to pin block/i.test(message)) return e;
+  // DuckDB's own advice (SET threads, SET memory_limit …) does not apply to a reckon run.
+  const detail = message.split(/\n\s*Possible solutions:/)[0].replace(/\s*\n\s*/g, ' ').trim().replace(/\.$/, '');
   const gib = (engine.estimated_bytes / 1024 ** 3).toFixed(1);
+  const spill = /offload|max_temp_directory_size|temp(orary)? ?director/i.test(message);
+  const advice = spill
+    ? 'DuckDB could not spill to its temp folder: free space where TMPDIR points (a 10M-order day spills tens of GB) and rerun the window'
+    : 'Raise RECKON_DUCKDB_MEMORY_LIMIT (peak RSS is about the limit plus 1 GB) and rerun the window';
   return new InternalError(`DuckDB ran out of memory while ${doing} (memory_limit ${memoryLimitSetting()}, tables in ${engine.storage}, ` +
-    `records estimated at ${gib} GiB in memory): ${message.split('\n')[0]}. No manifest was written and the window's leases are released. ` +
-    'Raise RECKON_DUCKDB_MEMORY_LIMIT (peak RSS is about the limit plus 1 GB) and rerun the window; docs/operations.md "Sizing a large day".');
+    `records estimated at ${gib} GiB in memory): ${detail}. No manifest was written and the window's leases are released. ` +
+    `${advice}; docs/operations.md "Sizing a large day".`);
 }

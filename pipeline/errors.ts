@@ -106,3 +106,12 @@ export function exitCodeForStatuses(statuses: readonly ControlStatus[]): ExitCod
 export function invariant(condition: unknown, message: string): asserts condition {
   if (!condition) throw new InternalError(`invariant broken: ${message}`);
 }
+
+/**
+ * True when `e` is DuckDB running out of its memory limit (or of spill space): a property of the
+ * run's resources, never of an input file, so it is not quarantined as one.
+ */
+export function isOutOfMemory(e: unknown): boolean {
+  const message = e instanceof Error ? e.message : String(e);
+  return !(e instanceof ReckonError) && /Out of Memory Error|could not allocate block|failed to pin block/i.test(message);
+}

@@ -27,6 +27,7 @@ import { ianaZone, mapRecordLocalTime } from './local-time.js';
 import type { CsvShape } from './sources/csv-fast.js';
 import { RAW_KEEP_CHARS, readParquet, type ReadEvent } from './sources/readers.js';
 import { inTimestampRange, parseLocalTimestamp } from './values.js';
+import { isOutOfMemory } from './errors.js';
 
 /** Table holding, per (zone, local hour), the UTC offset of an hour with no DST transition in it. */
 const ZONE_TABLE = '__ld_tz';
@@ -178,7 +179,8 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
   try {
     schema = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${stagedPath}')`)).getRowObjectsJson().map((o) => ({ name: String(o.column_name), type: String(o.column_type) }));
     total = await countOf(conn, `SELECT count(*) FROM read_parquet('${stagedPath}')`);
-  } catch {
+  } catch (e) {
+    if (isOutOfMemory(e)) throw e; // the run's memory, not the file: no fallback to the slower path
     return { reason: 'the schema cannot be read (the JS reader reports it)' };
   }
   const names = schema.map((c) => c.name);
@@ -217,6 +219,7 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
       counts = await insertAccepted(t, plan, from, `read_parquet('${stagedPath}')`, [], total);
     }
   } catch (e) {
+    if (isOutOfMemory(e)) throw e;
     return { reason: `DuckDB could not read the file on the fast path: ${(e as Error).message.split('\n')[0]}` };
   }
   const values = mode === 'view' ? plan.values : undefined;
@@ -267,6 +270,7 @@ export async function loadCsvFast(t: FastTarget, shape: CsvShape): Promise<FastL
     counts = await insertAccepted(t, plan, `${CSV_TABLE} s`, CSV_TABLE, header.map((_, i) => `c${i}`), shape.records);
   } catch (e) {
     await dropCsvTables(conn);
+    if (isOutOfMemory(e)) throw e;
     return { reason: `DuckDB could not read the file on the fast path: ${(e as Error).message.split('\n')[0]}` };
   }
   await dropCsvTables(conn);

@@ -44,6 +44,10 @@ beforeAll(async () => {
   await conn.run(`SET TimeZone = 'UTC'`);
   await loadSources(conn, DAY, (await loadConfig()).config, join(tmp.dir, 'links'));
   for (const c of commonSql()) await runScript(conn, c.text);
+  // Temp objects that are not a control's own: they must survive every control.
+  await conn.run('CREATE TEMP TABLE rc06xprobe (x INTEGER)');
+  await conn.run('CREATE TEMP TABLE keep_probe (x INTEGER)');
+  await conn.run('CREATE TEMP VIEW rc0_probe AS SELECT 1 AS x');
 });
 
 afterAll(() => {
@@ -60,14 +64,16 @@ describe('after a control is evaluated', () => {
       for (const [k, v] of Object.entries(vars)) await conn.run(`SET VARIABLE ${k} = ${v}`);
       const pinned = await operatorMemory();
       const before = await tempObjects();
+      await conn.run(`CREATE TEMP TABLE "${def.control_id}_UPPER" (x INTEGER)`); // its own, whatever the case
       const ev = await evaluateControl(conn, def);
       expect(ev.differences.length).toBeGreaterThan(0); // the sample day has differences of every control
       // What the load left (a few small blocks) may stay; nothing of this control's statements.
       expect(await operatorMemory()).toEqual(pinned);
       const prefix = `${def.control_id.toLowerCase()}_`;
       const after = await tempObjects();
-      expect(after.filter((n) => n.startsWith(prefix))).toEqual([]);
+      expect(after.filter((n) => n.toLowerCase().startsWith(prefix))).toEqual([]);
       // Objects of the pipeline (large totals) may be added, none removed.
+      expect(before).toEqual(expect.arrayContaining(['keep_probe', 'rc06xprobe', 'rc0_probe']));
       expect(before.filter((n) => !after.includes(n))).toEqual([]);
     });
   }

@@ -8,7 +8,8 @@
 import { join } from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { estimateLoadBytes } from '../pipeline/engine.js';
+import { estimateLoadBytes, explainOutOfMemory, type Engine } from '../pipeline/engine.js';
+import { ConfigError, InternalError } from '../pipeline/errors.js';
 import { ROOT, reckon, scratchDir } from './helpers/cli.js';
 
 const DAY = join(ROOT, 'fixtures', 'sample-day', 'sources');
@@ -47,7 +48,23 @@ describe('DuckDB storage of a run', () => {
     expect(r.json.error.type).toBe('InternalError');
     expect(r.json.error.message).toMatch(/^DuckDB ran out of memory while loading \(memory_limit 1MB, tables in memory, /);
     expect(r.json.error.message).toContain('Raise RECKON_DUCKDB_MEMORY_LIMIT');
+    // DuckDB's own advice (SET statements) does not apply to a reckon run and is left out.
+    expect(r.json.error.message).not.toContain('Possible solutions');
     expect(existsSync(join(store, 'manifests'))).toBe(false);
+  });
+
+  it('out of memory: a full spill folder asks for disk space; other errors pass unchanged', () => {
+    const engine = { storage: 'file', estimated_bytes: 25 * 1024 ** 3 } as Engine;
+    const spill = explainOutOfMemory(new Error('Out of Memory Error: failed to offload data block of size 256.0 KiB (18.6 GiB/18.6 GiB used).\nThis limit was set by the \'max_temp_directory_size\' setting.\n\nPossible solutions:\n* Increasing the memory limit'), 'evaluating RC03', engine);
+    expect(spill).toBeInstanceOf(InternalError);
+    expect((spill as Error).message).toBe('DuckDB ran out of memory while evaluating RC03 (memory_limit 2GB, tables in file, records estimated at 25.0 GiB in memory): ' +
+      "Out of Memory Error: failed to offload data block of size 256.0 KiB (18.6 GiB/18.6 GiB used). This limit was set by the 'max_temp_directory_size' setting. " +
+      "No manifest was written and the window's leases are released. DuckDB could not spill to its temp folder: free space where TMPDIR points " +
+      '(a 10M-order day spills tens of GB) and rerun the window; docs/operations.md "Sizing a large day".');
+    const config = new ConfigError('Out of Memory Error in a file name');
+    expect(explainOutOfMemory(config, 'loading', engine)).toBe(config);
+    const other = new Error('Binder Error: no such column');
+    expect(explainOutOfMemory(other, 'loading', engine)).toBe(other);
   });
 
   it('refuses bad settings with exit 2 naming the variable', () => {

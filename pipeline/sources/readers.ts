@@ -22,6 +22,7 @@ import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceFile } from './files.js';
 import type { ColumnSpec } from '../datasets.js';
+import { isOutOfMemory } from '../errors.js';
 
 /** What a reader reports, in file order. `raw` is the record's text (capped at RAW_KEEP_CHARS). */
 export type ReadEvent =
@@ -439,6 +440,7 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
     const r = await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${stagedPath}')`);
     schema = r.getRowObjectsJson().map((o) => ({ name: String(o.column_name), type: String(o.column_type) }));
   } catch (e) {
+    if (isOutOfMemory(e)) throw e; // the run's memory, not the file: never a quarantine entry
     yield { type: 'file_error', rule: 'parquet_unreadable', message: `not a readable Parquet file: ${(e as Error).message.split('\n')[0]}` };
     return;
   }
@@ -485,6 +487,7 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
       const where = `file_row_number >= ${lo} AND file_row_number < ${lo + PARQUET_PAGE_ROWS}${rowFilter ? ` AND (${rowFilter})` : ''}`;
       rows = (await conn.runAndReadAll(`${select} WHERE ${where}`)).getRows();
     } catch (e) {
+      if (isOutOfMemory(e)) throw e;
       yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file cannot be read to its end: ${(e as Error).message.split('\n')[0]}` };
       return;
     }
