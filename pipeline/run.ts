@@ -160,10 +160,10 @@ async function timed<T>(timings: PhaseTimings, phase: string, fn: () => Promise<
   try { return await fn(); } finally { timings[phase] = Math.round(performance.now() - t0); }
 }
 
-/** Evaluates every selected control against the loaded tables (CONTRACT §3–§4). */
 /** What a run is doing in DuckDB, for an out-of-memory report. */
 interface Progress { doing: string }
 
+/** Evaluates every selected control against the loaded tables (CONTRACT §3–§4); records in `progress` which. */
 async function evaluateControls(conn: DuckDBConnection, req: RunRequest, controls: readonly ControlDefinition[], loads: Map<string, DatasetLoad>, logger: RunLogger, timings: PhaseTimings, progress: Progress): Promise<ControlResult[]> {
   const { config } = req.config;
   const results: ControlResult[] = [];
