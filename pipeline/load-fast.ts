@@ -85,7 +85,7 @@ const countOf = async (conn: DuckDBConnection, sql: string, values: string[] = [
  * and unreadable hours are left out, so their records go to the JS validator.
  */
 async function fillZoneTable(conn: DuckDBConnection, from: string, joins: readonly ZoneJoin[]): Promise<void> {
-  await conn.run(`CREATE OR REPLACE TABLE ${ZONE_TABLE} (zone VARCHAR, hour VARCHAR, off_us BIGINT)`);
+  await conn.run(`CREATE OR REPLACE TEMP TABLE ${ZONE_TABLE} (zone VARCHAR, hour VARCHAR, off_us BIGINT)`);
   const pairs = joins.map((j) => `SELECT ${j.zone} AS zone, substr(${j.local}, 1, 13) AS hour FROM ${from}`).join(' UNION ALL ');
   const rows = (await conn.runAndReadAll(`SELECT DISTINCT zone, hour FROM (${pairs}) WHERE zone IS NOT NULL AND hour IS NOT NULL`)).getRows();
   const app = await ChunkAppender.open(conn, ZONE_TABLE, ['VARCHAR', 'VARCHAR', 'BIGINT']);
@@ -126,7 +126,7 @@ async function insertAccepted(t: FastTarget, plan: FastPlan, from: string, scan:
   );
   const inserted = ins.rowsChanged;
   if (inserted >= total) return { inserted, rejected: 0 };
-  await t.conn.run(`CREATE OR REPLACE TABLE ${REJECT_TABLE} AS SELECT __row${extra.map((c) => `, ${c}`).join('')} FROM (${inner}) WHERE NOT (${plan.ok})`);
+  await t.conn.run(`CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} AS SELECT __row${extra.map((c) => `, ${c}`).join('')} FROM (${inner}) WHERE NOT (${plan.ok})`);
   return { inserted, rejected: await countOf(t.conn, `SELECT count(*) FROM ${REJECT_TABLE}`) };
 }
 
@@ -204,7 +204,7 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
       // duplicate hash of the others (the same typed values and columns as the view's).
       const key = spec.columns.filter((c) => c.name !== spec.deliveryColumn).map((c) => q(c.name)).join(', ');
       await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_chk AS SELECT CASE WHEN ${plan.ok} THEN hash(${key}) END AS h, CASE WHEN NOT (${plan.ok}) THEN __row END AS r FROM (SELECT ${plan.inner}, __row FROM ${from})`);
-      await conn.run(`CREATE OR REPLACE TABLE ${REJECT_TABLE} AS SELECT r AS __row FROM __ld_chk WHERE r IS NOT NULL`);
+      await conn.run(`CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} AS SELECT r AS __row FROM __ld_chk WHERE r IS NOT NULL`);
       const rejected = await countOf(conn, `SELECT count(*) FROM ${REJECT_TABLE}`);
       const hashed = await countOf(conn, 'SELECT count(h) FROM __ld_chk');
       counts = { inserted: hashed, rejected };
@@ -259,8 +259,8 @@ export async function loadCsvFast(t: FastTarget, shape: CsvShape): Promise<FastL
     // The file's fields as text, in file order: with insertion order preserved, DuckDB's parallel
     // CSV scan stores record k of the file (a plain file has one record per line) at row id k − 1.
     // Everything after this runs in parallel on the table.
-    await withInsertionOrder(conn, () => conn.run(`CREATE OR REPLACE TABLE ${CSV_TABLE}_text AS SELECT * FROM ${csv}`));
-    await conn.run(`CREATE OR REPLACE VIEW ${CSV_TABLE} AS SELECT rowid + 1 AS __row, * FROM ${CSV_TABLE}_text`);
+    await withInsertionOrder(conn, () => conn.run(`CREATE OR REPLACE TEMP TABLE ${CSV_TABLE}_text AS SELECT * FROM ${csv}`));
+    await conn.run(`CREATE OR REPLACE TEMP VIEW ${CSV_TABLE} AS SELECT rowid + 1 AS __row, * FROM ${CSV_TABLE}_text`);
     const read = await countOf(conn, `SELECT count(*) FROM ${CSV_TABLE}_text`);
     if (read !== shape.records) {
       await dropCsvTables(conn);

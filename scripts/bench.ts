@@ -1,7 +1,8 @@
 /**
  * `npm run bench` (issue 5): for each size and format, measures `reckon run --all` on a generated
  * day (wall time, rows per second, peak RSS) beside DuckDB's raw scan of the same files (the
- * floor) and, at the smallest size in CSV, the naive baseline (RC03 in plain Node streams with
+ * floor), DuckDB's scan that reads every value once (what any run that checks every value must at
+ * least read) and, at the smallest size in CSV, the naive baseline (RC03 in plain Node streams with
  * decimal.js) against `reckon run --control RC03` on the same CSV files and on the Parquet day.
  * Ratios, not absolute times, are the claims. Each measurement is kept as
  * `BENCH_DIR/result-<orders>-<format>.json` (with the commit measured), so sizes can be measured
@@ -51,7 +52,7 @@ function bytesOf(dir: string): number {
   return total;
 }
 
-interface Row { orders: number; format: string; rows: number; bytes: number; run: Timed; floor: Timed; statuses: string; timings: Record<string, number>; commit: string; measured_at: string }
+interface Row { orders: number; format: string; rows: number; bytes: number; run: Timed; floor: Timed; values?: Timed; statuses: string; timings: Record<string, number>; commit: string; measured_at: string }
 interface Failed { orders: number; format: string; exit_code: number; error: string; wall_s: number; peak_rss_mib: number; floor?: Timed; commit: string; measured_at: string }
 interface Naive { orders: number; naive: Timed; reckon: Timed; reckonParquet?: Timed; commit: string }
 let commit = 'unknown';
@@ -63,6 +64,7 @@ for (const n of process.env.BENCH_REPORT_ONLY === '1' ? [] : sizes) {
   for (const fmt of formats) {
     const dir = ensureDay(n, fmt);
     const floor = timed(['dist/scripts/raw-scan.js', dir, fmt]);
+    const values = timed(['dist/scripts/raw-scan.js', dir, fmt, 'values']);
     const store = mkdtempSync(join(tmpdir(), 'reckon-bench-store-'));
     const run = timed(['bin/reckon.js', 'run', '--date', DATE, '--all', '--sources', dir, '--store', store, '--quiet', '--json']);
     const doc = JSON.parse(run.stdout);
@@ -77,7 +79,7 @@ for (const n of process.env.BENCH_REPORT_ONLY === '1' ? [] : sizes) {
     const manifest = JSON.parse(readFileSync(doc.manifest.path, 'utf8'));
     const rows = Object.values(manifest.sources.datasets as Record<string, { records_read: number }>).reduce((a, d) => a + d.records_read, 0);
     rmSync(join(benchDir, `failed-${n}-${fmt}.json`), { force: true });
-    const row: Row = { orders: n, format: fmt, rows, bytes: bytesOf(dir), run: slim(run), floor: slim(floor), statuses: doc.controls.map((c: { control_id: string; status: string }) => `${c.control_id} ${c.status}`).join(', '), timings: manifest.timings_ms, commit, measured_at: new Date().toISOString() };
+    const row: Row = { orders: n, format: fmt, rows, bytes: bytesOf(dir), run: slim(run), floor: slim(floor), values: slim(values), statuses: doc.controls.map((c: { control_id: string; status: string }) => `${c.control_id} ${c.status}`).join(', '), timings: manifest.timings_ms, commit, measured_at: new Date().toISOString() };
     writeFileSync(join(benchDir, `result-${n}-${fmt}.json`), JSON.stringify(row, null, 2));
     if (n === Math.min(...sizes) && fmt === 'csv') {
       const naiveRun = timed(['dist/scripts/naive-rc03.js', dir, `${DATE}T00:00:00Z`, '2026-11-03T00:00:00Z']);
@@ -113,9 +115,9 @@ const lines = [
   '',
   `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Machine: ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${kernel}, Node ${process.version}, DuckDB ${duckdbVersion} (threads 2, memory_limit ${DUCKDB_MEMORY_LIMIT}, spilling to a temp folder). Data: \`reckon generate --orders N --date ${DATE} --seed 1\` (every difference kind injected). Ratios, not absolute times, are the claims; the machine may have been shared.`,
   '',
-  '| orders | format | input rows | input MiB | reckon run --all (s) | rows/s | peak RSS (MiB) | raw scan floor (s) | floor peak RSS (MiB) | reckon ÷ floor | commit |',
-  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
-  ...results.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.format} | ${r.rows.toLocaleString('en')} | ${f1(r.bytes / 2 ** 20)} | ${f1(r.run.wall_s)} | ${Math.round(r.rows / r.run.wall_s).toLocaleString('en')} | ${r.run.peak_rss_mib} | ${f1(r.floor.wall_s)} | ${r.floor.peak_rss_mib} | ${f1(r.run.wall_s / r.floor.wall_s)}× | ${r.commit} |`),
+  '| orders | format | input rows | input MiB | reckon run --all (s) | rows/s | peak RSS (MiB) | raw scan floor (s) | floor peak RSS (MiB) | reckon ÷ floor | every-value scan (s) | reckon ÷ every-value scan | commit |',
+  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+  ...results.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.format} | ${r.rows.toLocaleString('en')} | ${f1(r.bytes / 2 ** 20)} | ${f1(r.run.wall_s)} | ${Math.round(r.rows / r.run.wall_s).toLocaleString('en')} | ${r.run.peak_rss_mib} | ${f1(r.floor.wall_s)} | ${r.floor.peak_rss_mib} | ${f1(r.run.wall_s / r.floor.wall_s)}× | ${r.values ? f1(r.values.wall_s) : '—'} | ${r.values ? `${f1(r.run.wall_s / r.values.wall_s)}×` : '—'} | ${r.commit} |`),
   ...(failures.length ? ['', '**Runs that failed** (no manifest; kept here, not hidden):', '', ...failures.map((f) => `- ${f.orders.toLocaleString('en')} ${f.format} at ${f.commit}: exit ${f.exit_code} after ${f1(f.wall_s)} s, peak RSS ${f.peak_rss_mib} MiB: ${f.error}${f.floor ? ` (floor ${f1(f.floor.wall_s)} s)` : ''}.`)] : []),
   '',
   '## Phases (ms, from each run\'s manifest `timings_ms`)',
@@ -129,7 +131,10 @@ for (const fmt of allFormats) {
   const small = results.find((r) => r.format === fmt && r.orders === Math.min(...allSizes));
   const big = results.find((r) => r.format === fmt && r.orders === Math.max(...allSizes));
   if (small && big && small !== big) lines.push(`- ${fmt}: time from ${small.orders.toLocaleString('en')} to ${big.orders.toLocaleString('en')} orders grows ${f1(big.run.wall_s / small.run.wall_s)}× for ${f1(big.orders / small.orders)}× the orders (target ≤ 11×); peak RSS ${big.run.peak_rss_mib} MiB at ${big.orders.toLocaleString('en')} (target ≤ 4096).`);
-  for (const r of results.filter((x) => x.format === fmt)) lines.push(`- ${fmt} ${r.orders.toLocaleString('en')}: full RC01–RC06 is ${f1(r.run.wall_s / r.floor.wall_s)}× the raw-scan floor (target ≤ 4× on Parquet at 10M).`);
+  for (const r of results.filter((x) => x.format === fmt)) {
+    const values = r.values ? `; reading every value once takes ${f1(r.values.wall_s)} s, ${f1(r.values.wall_s / r.floor.wall_s)}× the floor, and the run is ${f1(r.run.wall_s / r.values.wall_s)}× that` : '';
+    lines.push(`- ${fmt} ${r.orders.toLocaleString('en')}: full RC01–RC06 is ${f1(r.run.wall_s / r.floor.wall_s)}× the raw-scan floor (target ≤ 4× on Parquet at 10M)${values}.`);
+  }
 }
 if (naive) {
   lines.push(`- naive baseline at ${naive.orders.toLocaleString('en')} orders (CSV): plain Node streams + decimal.js RC03 ${f1(naive.naive.wall_s)} s, peak ${naive.naive.peak_rss_mib} MiB; \`reckon run --control RC03\` on the same CSV files ${f1(naive.reckon.wall_s)} s, peak ${naive.reckon.peak_rss_mib} MiB: reckon is ${f1(naive.naive.wall_s / naive.reckon.wall_s)}× faster (target ≥ 20×). The naive baseline validates nothing and quarantines nothing.`);
@@ -140,6 +145,7 @@ lines.push(
   '## Reading these numbers',
   '',
   '- The floor is what the issue defines: DuckDB reading the same files and computing, per dataset, the row count and the exact sum of every numeric column (CSV through narrow casts first, so the floor is DuckDB at its fastest). A run also checks every value of every record against the contract (ids, enums, currencies, timestamps, local times with DST rules, decimal forms), hashes every record for exact duplicate deliveries, computes notionals at the currency exponent, runs six controls of joins and aggregations over the extract, and writes outputs and a manifest: the ratio is the price of those, not of reading.',
+  '- The every-value scan is the same scan reading every other column too (each text\'s length, the largest timestamp, date and flag): the least a run that checks every value must read, before it checks, hashes or reconciles anything. On Parquet it costs several times the floor, because the floor reads only the numeric columns and a run must read the ids and texts as well.',
   '- Parquet datasets without derived columns (orders, outbox events, ledger postings, intents) are views over the checked files; executions, venue fills and receipts are loaded into DuckDB. A day estimated above 4 GiB in memory keeps its tables in a DuckDB file in the scratch folder (10M orders), below in memory (1M).',
   '- Phases and the per-statement profile are discussed in docs/performance.md.',
 );
