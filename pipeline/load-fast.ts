@@ -25,7 +25,7 @@ import { ChunkAppender } from './load-chunks.js';
 import { planFast, q, type FastPlan, type NotFast, type SourceColumn, type ZoneJoin } from './load-sql.js';
 import { ianaZone, mapRecordLocalTime } from './local-time.js';
 import type { CsvShape } from './sources/csv-fast.js';
-import { RAW_KEEP_CHARS, readParquet, type ReadEvent } from './sources/readers.js';
+import { RAW_KEEP_CHARS, naiveTimestampColumns, readParquet, type ReadEvent } from './sources/readers.js';
 import { inTimestampRange, parseLocalTimestamp } from './values.js';
 import { isOutOfMemory } from './errors.js';
 
@@ -176,9 +176,11 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
   const scan = `read_parquet('${stagedPath}', file_row_number = true)`;
   let schema: { name: string; type: string }[];
   let total: number;
+  let naive: Set<string>;
   try {
     schema = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${stagedPath}')`)).getRowObjectsJson().map((o) => ({ name: String(o.column_name), type: String(o.column_type) }));
     total = await countOf(conn, `SELECT count(*) FROM read_parquet('${stagedPath}')`);
+    naive = await naiveTimestampColumns(conn, stagedPath);
   } catch (e) {
     if (isOutOfMemory(e)) throw e; // the run's memory, not the file: no fallback to the slower path
     return { reason: 'the schema cannot be read (the JS reader reports it)' };
@@ -189,6 +191,7 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
     const found = schema.filter((c) => c.name === col.name);
     if (found.length !== 1) return { reason: `column ${col.name} appears ${found.length} times` };
     if (FLOAT_TYPES.test(found[0].type)) return { reason: `column ${col.name} is ${found[0].type}` };
+    if (col.kind === 'timestamp' && naive.has(col.name)) return { reason: `column ${col.name} holds timestamps without zone (the JS reader rejects them)` };
     sources.set(col.name, { type: found[0].type, ref: `s.${q(col.name)}` });
   }
   const plan = planFast(spec, sources, 'parquet', t.config.rounding_mode);

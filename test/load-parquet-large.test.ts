@@ -21,11 +21,11 @@ describe('a large Parquet file', () => {
     const db = await DuckDBInstance.create(':memory:');
     const c = await db.connect();
     await c.run(`COPY (
-      SELECT TIMESTAMP '2026-11-02 00:00:00' + to_microseconds(i * 250000) AS accepted_at,
+      SELECT TIMESTAMPTZ '2026-11-02 00:00:00+00' + to_microseconds(i * 250000) AS accepted_at,
              'ORD-' || lpad(i::VARCHAR, 7, '0') AS order_id, 1::BIGINT AS order_version, 'C' || i AS client_order_id,
              'ACC-1' AS account_id, 'US-ACME' AS instrument_id, 'BUY' AS side, (i % 97 + 1)::DECIMAL(38,18) AS ordered_qty,
-             'CANCELED' AS status, TIMESTAMP '2026-11-02 00:00:00' + to_microseconds(i * 250000) AS event_at,
-             TIMESTAMP '2026-11-02 00:00:01' + to_microseconds(i * 250000) AS ingested_at
+             'CANCELED' AS status, TIMESTAMPTZ '2026-11-02 00:00:00+00' + to_microseconds(i * 250000) AS event_at,
+             TIMESTAMPTZ '2026-11-02 00:00:01+00' + to_microseconds(i * 250000) AS ingested_at
       FROM range(300000) t(i)) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 50000)`);
     c.closeSync(); db.closeSync();
     writeFileSync(join(sources, 'orders', '_watermark.json'), JSON.stringify({ watermark: '2026-11-04T00:00:00Z' }));

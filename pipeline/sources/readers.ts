@@ -423,6 +423,25 @@ export const PARQUET_PAGE_ROWS = 50_000;
 const EXACT_KINDS = new Set(['decimal', 'amount_minor', 'int']);
 
 /**
+ * Names of the top-level columns of a Parquet file whose timestamps carry no zone (CONTRACT §1:
+ * a Parquet timestamp is TIMESTAMP *UTC-adjusted*; a value without zone is rejected): a
+ * TIMESTAMP logical type with `isAdjustedToUTC` false, and INT96 (no zone semantics at all). The
+ * legacy converted types TIMESTAMP_MILLIS / TIMESTAMP_MICROS without a logical type are UTC by the
+ * Parquet format and are not listed. DuckDB reads all of these as TIMESTAMP alike, so the column
+ * type alone cannot tell them apart. `stagedPath` is a safe staged link (checked by the callers).
+ * Throws DuckDB's error when the file's schema cannot be read.
+ */
+export async function naiveTimestampColumns(conn: DuckDBConnection, stagedPath: string): Promise<Set<string>> {
+  const rows = (await conn.runAndReadAll(`SELECT name, type, logical_type FROM parquet_schema('${stagedPath}')`)).getRows();
+  const naive = new Set<string>();
+  for (const [name, type, logical] of rows) {
+    const l = logical === null ? '' : String(logical);
+    if (String(type) === 'INT96' || /^TimestampType\(isAdjustedToUTC=(0|false)\b/i.test(l)) naive.add(String(name));
+  }
+  return naive;
+}
+
+/**
  * Reads a Parquet file through DuckDB. `stagedPath` is a link to the file under a name made only
  * of safe characters (checked here), so nothing from the source file name reaches SQL. Rows come
  * in any order (DuckDB may scan in parallel); each carries its own row number in the file.
@@ -441,6 +460,14 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
     schema = r.getRowObjectsJson().map((o) => ({ name: String(o.column_name), type: String(o.column_type) }));
   } catch (e) {
     if (isOutOfMemory(e)) throw e; // the run's memory, not the file: never a quarantine entry
+    yield { type: 'file_error', rule: 'parquet_unreadable', message: `not a readable Parquet file: ${(e as Error).message.split('\n')[0]}` };
+    return;
+  }
+  let naive: Set<string>;
+  try {
+    naive = await naiveTimestampColumns(conn, stagedPath);
+  } catch (e) {
+    if (isOutOfMemory(e)) throw e;
     yield { type: 'file_error', rule: 'parquet_unreadable', message: `not a readable Parquet file: ${(e as Error).message.split('\n')[0]}` };
     return;
   }
@@ -468,6 +495,9 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
     else if (/^TIMESTAMP/.test(c.type)) e = `strftime(${col}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ')`;
     else if (c.type === 'BOOLEAN') e = `CASE WHEN ${col} THEN 'true' ELSE 'false' END`;
     else e = `${col}::VARCHAR`;
+    // A timestamp stored without zone is shown as what it is, a wall-clock time with no zone, so
+    // the timestamp rule rejects it (timestamp_without_zone) instead of it being taken for UTC.
+    if (naive.has(c.name) && specOf.get(c.name)!.kind === 'timestamp' && /^TIMESTAMP/.test(c.type)) e = `rtrim(${e}, 'Z')`;
     return { name: c.name, expr: `${e} AS ${col}` };
   });
   // Read in pages of PARQUET_PAGE_ROWS by row number, each page a complete query: the loader
