@@ -25,7 +25,8 @@ import { ChunkAppender } from './load-chunks.js';
 import { planFast, q, type FastPlan, type NotFast, type SourceColumn, type ZoneJoin } from './load-sql.js';
 import { ianaZone, mapRecordLocalTime } from './local-time.js';
 import type { CsvShape } from './sources/csv-fast.js';
-import { RAW_KEEP_CHARS, naiveTimestampColumns, readParquet, type ReadEvent } from './sources/readers.js';
+import { parquetTimeColumns, subMicrosecondValues, type ParquetTimeColumn } from './sources/parquet-time.js';
+import { RAW_KEEP_CHARS, readParquet, type ReadEvent } from './sources/readers.js';
 import { inTimestampRange, parseLocalTimestamp } from './values.js';
 import { isOutOfMemory } from './errors.js';
 
@@ -176,11 +177,11 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
   const scan = `read_parquet('${stagedPath}', file_row_number = true)`;
   let schema: { name: string; type: string }[];
   let total: number;
-  let naive: Set<string>;
+  let time: Map<string, ParquetTimeColumn>;
   try {
     schema = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${stagedPath}')`)).getRowObjectsJson().map((o) => ({ name: String(o.column_name), type: String(o.column_type) }));
     total = await countOf(conn, `SELECT count(*) FROM read_parquet('${stagedPath}')`);
-    naive = await naiveTimestampColumns(conn, stagedPath);
+    time = await parquetTimeColumns(conn, stagedPath);
   } catch (e) {
     if (isOutOfMemory(e)) throw e; // the run's memory, not the file: no fallback to the slower path
     return { reason: 'the schema cannot be read (the JS reader reports it)' };
@@ -191,7 +192,12 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
     const found = schema.filter((c) => c.name === col.name);
     if (found.length !== 1) return { reason: `column ${col.name} appears ${found.length} times` };
     if (FLOAT_TYPES.test(found[0].type)) return { reason: `column ${col.name} is ${found[0].type}` };
-    if (col.kind === 'timestamp' && naive.has(col.name)) return { reason: `column ${col.name} holds timestamps without zone (the JS reader rejects them)` };
+    if (col.kind === 'timestamp' && time.get(col.name)?.naive) return { reason: `column ${col.name} holds timestamps without zone (the JS reader rejects them)` };
+    if (col.kind === 'timestamp' && time.get(col.name)?.utcNanos) {
+      // DuckDB reads these truncated to the microsecond: only a file with none below it stays here.
+      const below = await subMicrosecondValues(stagedPath, time.get(col.name)!.parquetName).catch((e: Error) => e);
+      if (below instanceof Error || below.size) return { reason: `column ${col.name} holds nanoseconds DuckDB would truncate (the JS reader reports them)` };
+    }
     sources.set(col.name, { type: found[0].type, ref: `s.${q(col.name)}` });
   }
   const plan = planFast(spec, sources, 'parquet', t.config.rounding_mode);

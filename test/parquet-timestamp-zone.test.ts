@@ -5,6 +5,11 @@
  * TIMESTAMP, which the loader used to take for UTC. Each such value is now quarantined as
  * `timestamp_without_zone` with its wall-clock text, on every path (JS reader, SQL fast path, view
  * mode), exactly as the same value written in a CSV file without `Z` would be.
+ *
+ * DuckDB also reads a UTC-adjusted NANOS column (pandas' zone-aware datetimes written by pyarrow)
+ * as TIMESTAMP WITH TIME ZONE truncated to the microsecond. A value below the microsecond has more
+ * than the 6 fraction digits §1 allows: it is quarantined with its 9 digits (`timestamp_form`),
+ * never truncated. Those files are written here with hyparquet-writer, which DuckDB cannot do.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { loadConfig, type Config } from '../pipeline/config.js';
 import { loadSources, type FilePath } from '../pipeline/load.js';
-import { naiveTimestampColumns } from '../pipeline/sources/readers.js';
+import { parquetWriteFile } from 'hyparquet-writer';
+import { parquetTimeColumns } from '../pipeline/sources/parquet-time.js';
 import { scratchDir } from './helpers/cli.js';
 
 const tmp = scratchDir('reckon-parquet-zone-');
@@ -66,7 +72,50 @@ describe('Parquet timestamps must be UTC-adjusted (CONTRACT §1)', () => {
   it('names the columns written without zone: TIMESTAMP, TIMESTAMP_MS, TIMESTAMP_NS, not TIMESTAMPTZ', async () => {
     const path = join(tmp.dir, 'kinds.parquet');
     await w.run(`COPY (SELECT TIMESTAMP '2026-11-02 10:00:00' AS a, TIMESTAMPTZ '2026-11-02 10:00:00+00' AS b, TIMESTAMP_MS '2026-11-02 10:00:00' AS m, TIMESTAMP_NS '2026-11-02 10:00:00' AS n, DATE '2026-11-02' AS d) TO '${path}' (FORMAT parquet)`);
-    expect([...await naiveTimestampColumns(w, path)].sort()).toEqual(['a', 'm', 'n']);
+    const time = await parquetTimeColumns(w, path);
+    expect([...time].filter(([, t]) => t.naive).map(([n]) => n)).toEqual(['a', 'm', 'n']);
+    expect([...time].filter(([, t]) => t.utcNanos)).toEqual([]);
+  });
+
+  it('pairs columns by position: a field of the same name inside a struct, or a repeated name, is not the column', async () => {
+    const path = join(tmp.dir, 'nested.parquet');
+    await w.run(`COPY (SELECT TIMESTAMPTZ '2026-11-02 10:00:00+00' AS created_at, {'created_at': TIMESTAMP '2026-11-02 10:00:00', 'note': 'x'} AS meta, TIMESTAMP '2026-11-02 10:00:00' AS b) TO '${path}' (FORMAT parquet)`);
+    const time = await parquetTimeColumns(w, path);
+    expect([...time].map(([n, t]) => [n, t.parquetName, t.naive])).toEqual([['created_at', 'created_at', false], ['meta', 'meta', false], ['b', 'b', true]]);
+  });
+
+  it('quarantines a UTC-adjusted nanosecond value below the microsecond with its 9 digits, and loads whole microseconds on the fast path', async () => {
+    const root = join(tmp.dir, `case-${++counter}`);
+    mkdirSync(join(root, 'outbox_events'), { recursive: true });
+    const ts = (name: string) => ({ name, type: 'INT64' as const, logical_type: { type: 'TIMESTAMP' as const, isAdjustedToUTC: true, unit: 'NANOS' as const }, repetition_type: 'OPTIONAL' as const });
+    const str = (name: string) => ({ name, type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const });
+    const write = (file: string, created: (bigint | null)[], published: (bigint | null)[]) => parquetWriteFile({
+      filename: join(root, 'outbox_events', file),
+      schema: [{ name: 'root', num_children: 6 }, ts('created_at'), str('event_id'), str('aggregate_id'), str('event_type'), str('publish_status'), ts('published_at')],
+      columnData: [
+        { name: 'created_at', data: created }, { name: 'event_id', data: created.map((_, i) => `EV-${file}-${i + 1}`) },
+        { name: 'aggregate_id', data: created.map(() => 'ORD-1') }, { name: 'event_type', data: created.map(() => 'OrderAccepted') },
+        { name: 'publish_status', data: created.map(() => 'SENT') }, { name: 'published_at', data: published },
+      ],
+    });
+    const at = 1_793_613_754_907_796_000n; // 2026-11-02T10:02:34.907796Z in nanoseconds
+    write('a-ns.parquet', [at + 789n, at, at], [at, at + 1n, null]);
+    write('b-whole-us.parquet', [at, at + 1000n], [null, at]);
+    const utc = (await parquetTimeColumns(w, join(root, 'outbox_events', 'a-ns.parquet'))).get('created_at');
+    expect(utc).toEqual({ parquetName: 'created_at', naive: false, utcNanos: true });
+    for (const opts of [{ fast: false, views: false }, { fast: true, views: true }]) {
+      const { r, rows, paths } = await load(root, opts);
+      expect(r.quarantine.map((e) => [e.file, e.row, e.column, e.rule, (JSON.parse(e.raw) as Record<string, string>)[e.column!]])).toEqual([
+        ['outbox_events/a-ns.parquet', 1, 'created_at', 'timestamp_form', '2026-11-02T10:02:34.907796789Z'],
+        ['outbox_events/a-ns.parquet', 2, 'published_at', 'timestamp_form', '2026-11-02T10:02:34.907796001Z'],
+      ]);
+      expect(rows).toEqual([
+        ['EV-a-ns.parquet-3', '2026-11-02T10:02:34.907796Z'],
+        ['EV-b-whole-us.parquet-1', '2026-11-02T10:02:34.907796Z'],
+        ['EV-b-whole-us.parquet-2', '2026-11-02T10:02:34.907797Z'],
+      ]);
+      if (opts.fast) expect([paths.get('outbox_events/a-ns.parquet'), paths.get('outbox_events/b-whole-us.parquet')]).toEqual(['js', 'fast']);
+    }
   });
 
   for (const opts of [{ fast: false, views: false }, { fast: true, views: false }, { fast: true, views: true }]) {

@@ -23,6 +23,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceFile } from './files.js';
 import type { ColumnSpec } from '../datasets.js';
 import { isOutOfMemory } from '../errors.js';
+import { nanosText, parquetTimeColumns, subMicrosecondValues, type ParquetTimeColumn } from './parquet-time.js';
 
 /** What a reader reports, in file order. `raw` is the record's text (capped at RAW_KEEP_CHARS). */
 export type ReadEvent =
@@ -423,25 +424,6 @@ export const PARQUET_PAGE_ROWS = 50_000;
 const EXACT_KINDS = new Set(['decimal', 'amount_minor', 'int']);
 
 /**
- * Names of the top-level columns of a Parquet file whose timestamps carry no zone (CONTRACT §1:
- * a Parquet timestamp is TIMESTAMP *UTC-adjusted*; a value without zone is rejected): a
- * TIMESTAMP logical type with `isAdjustedToUTC` false, and INT96 (no zone semantics at all). The
- * legacy converted types TIMESTAMP_MILLIS / TIMESTAMP_MICROS without a logical type are UTC by the
- * Parquet format and are not listed. DuckDB reads all of these as TIMESTAMP alike, so the column
- * type alone cannot tell them apart. `stagedPath` is a safe staged link (checked by the callers).
- * Throws DuckDB's error when the file's schema cannot be read.
- */
-export async function naiveTimestampColumns(conn: DuckDBConnection, stagedPath: string): Promise<Set<string>> {
-  const rows = (await conn.runAndReadAll(`SELECT name, type, logical_type FROM parquet_schema('${stagedPath}')`)).getRows();
-  const naive = new Set<string>();
-  for (const [name, type, logical] of rows) {
-    const l = logical === null ? '' : String(logical);
-    if (String(type) === 'INT96' || /^TimestampType\(isAdjustedToUTC=(0|false)\b/i.test(l)) naive.add(String(name));
-  }
-  return naive;
-}
-
-/**
  * Reads a Parquet file through DuckDB. `stagedPath` is a link to the file under a name made only
  * of safe characters (checked here), so nothing from the source file name reaches SQL. Rows come
  * in any order (DuckDB may scan in parallel); each carries its own row number in the file.
@@ -463,16 +445,22 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
     yield { type: 'file_error', rule: 'parquet_unreadable', message: `not a readable Parquet file: ${(e as Error).message.split('\n')[0]}` };
     return;
   }
-  let naive: Set<string>;
+  const specOf = new Map(columns.map((c) => [c.name, c]));
+  // How the file stores its timestamps (sources/parquet-time.ts): columns without zone, and the
+  // values of UTC-adjusted nanosecond columns that DuckDB would truncate to the microsecond.
+  let time: Map<string, ParquetTimeColumn>;
+  const subMicro = new Map<string, Map<number, bigint>>();
   try {
-    naive = await naiveTimestampColumns(conn, stagedPath);
+    time = await parquetTimeColumns(conn, stagedPath);
+    for (const [name, t] of time) {
+      if (t.utcNanos && specOf.get(name)?.kind === 'timestamp') subMicro.set(name, await subMicrosecondValues(stagedPath, t.parquetName));
+    }
   } catch (e) {
     if (isOutOfMemory(e)) throw e;
-    yield { type: 'file_error', rule: 'parquet_unreadable', message: `not a readable Parquet file: ${(e as Error).message.split('\n')[0]}` };
+    yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${(e as Error).message.split('\n')[0]}` };
     return;
   }
   yield { type: 'header', columns: schema.map((c) => c.name) };
-  const specOf = new Map(columns.map((c) => [c.name, c]));
   for (const c of schema) {
     const spec = specOf.get(c.name);
     if (spec && EXACT_KINDS.has(spec.kind) && FLOAT_TYPES.test(c.type)) {
@@ -497,7 +485,7 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
     else e = `${col}::VARCHAR`;
     // A timestamp stored without zone is shown as what it is, a wall-clock time with no zone, so
     // the timestamp rule rejects it (timestamp_without_zone) instead of it being taken for UTC.
-    if (naive.has(c.name) && specOf.get(c.name)!.kind === 'timestamp' && /^TIMESTAMP/.test(c.type)) e = `rtrim(${e}, 'Z')`;
+    if (time.get(c.name)?.naive && specOf.get(c.name)!.kind === 'timestamp' && /^TIMESTAMP(_S|_MS|_NS)?$/.test(c.type)) e = `rtrim(${e}, 'Z')`;
     return { name: c.name, expr: `${e} AS ${col}` };
   });
   // Read in pages of PARQUET_PAGE_ROWS by row number, each page a complete query: the loader
@@ -531,6 +519,11 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
         fields.set(exprs[i].name, s);
       }
       const row = Number(r[0]) + 1;
+      // A value below the microsecond is shown with its 9 digits, which the timestamp rule rejects.
+      for (const [name, values] of subMicro) {
+        const nanos = values.get(row);
+        if (nanos !== undefined) fields.set(name, nanosText(nanos));
+      }
       const raw = JSON.stringify(Object.fromEntries(fields)).slice(0, RAW_KEEP_CHARS);
       if (problem) { yield { type: 'record_error', row, line: row, raw, rule: 'invalid_utf8', message: `column ${problem} is not valid Unicode text`, column: problem }; continue; }
       yield { type: 'record', row, line: row, raw, fields };
