@@ -150,4 +150,32 @@ describe('Parquet timestamps must be UTC-adjusted (CONTRACT §1)', () => {
       if (opts.fast) expect([paths.get('outbox_events/a-naive.parquet'), paths.get('outbox_events/c-utc.parquet')]).toEqual(['js', 'fast']);
     });
   }
+
+  it('a *_local column stored as a timestamp without zone is the local time it holds; one adjusted to UTC is not a local time', async () => {
+    const root = join(tmp.dir, `case-${++counter}`);
+    mkdirSync(join(root, 'venue_fills'), { recursive: true });
+    const fill = (file: string, type: string) => w.run(`COPY (
+      SELECT '2026-11-02 10:00:00.5'::${type} AS venue_time_local, 'America/New_York' AS venue_timezone, 'XNYS' AS venue_id, 'F-${file}' AS venue_fill_id,
+             'ORD-1' AS order_id, 'US-ACME' AS instrument_id, 'BUY' AS side, 10::DECIMAL(38,18) AS fill_qty, 12.5::DECIMAL(38,18) AS price,
+             'USD' AS price_currency, 1::BIGINT AS venue_seq, 'FILE-1' AS file_id
+    ) TO '${join(root, 'venue_fills', file)}' (FORMAT parquet)`);
+    await fill('a-naive.parquet', 'TIMESTAMP');
+    await fill('b-utc.parquet', 'TIMESTAMPTZ');
+    for (const fast of [false, true]) {
+      const db = await DuckDBInstance.create(':memory:', { threads: '2', preserve_insertion_order: 'false' });
+      const c = await db.connect();
+      try {
+        await c.run(`SET TimeZone = 'UTC'`);
+        const r = await loadSources(c, root, config, join(tmp.dir, `links-${++counter}`), { fast, views: fast, datasets: ['venue_fills'] });
+        // 10:00:00.5 in New York on 2 November 2026 (EST, UTC−5) is 15:00:00.5Z.
+        expect((await c.runAndReadAll(`SELECT venue_fill_id, strftime(venue_time_local, '%Y-%m-%dT%H:%M:%S.%f'), strftime(venue_time_utc, '%Y-%m-%dT%H:%M:%S.%fZ') FROM venue_fills`)).getRows())
+          .toEqual([['F-a-naive.parquet', '2026-11-02T10:00:00.500000', '2026-11-02T15:00:00.500000Z']]);
+        expect(r.quarantine.map((e) => [e.file, e.row, e.column, e.rule, (JSON.parse(e.raw) as Record<string, string>)[e.column!]]))
+          .toEqual([['venue_fills/b-utc.parquet', 1, 'venue_time_local', 'local_timestamp_with_zone', '2026-11-02T10:00:00.500000Z']]);
+      } finally {
+        c.closeSync();
+        db.closeSync();
+      }
+    }
+  });
 });

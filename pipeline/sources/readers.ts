@@ -483,9 +483,11 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
     else if (/^TIMESTAMP/.test(c.type)) e = `strftime(${col}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ')`;
     else if (c.type === 'BOOLEAN') e = `CASE WHEN ${col} THEN 'true' ELSE 'false' END`;
     else e = `${col}::VARCHAR`;
-    // A timestamp stored without zone is shown as what it is, a wall-clock time with no zone, so
-    // the timestamp rule rejects it (timestamp_without_zone) instead of it being taken for UTC.
-    if (time.get(c.name)?.naive && specOf.get(c.name)!.kind === 'timestamp' && /^TIMESTAMP(_S|_MS|_NS)?$/.test(c.type)) e = `rtrim(${e}, 'Z')`;
+    // A timestamp stored without zone is shown as what it is, a wall-clock time with no zone: the
+    // timestamp rule rejects it (timestamp_without_zone) instead of it being taken for UTC, and in
+    // a `*_local` column it is the local time the column holds (mapped in its companion zone).
+    const kind = specOf.get(c.name)!.kind;
+    if (time.get(c.name)?.naive && (kind === 'timestamp' || kind === 'local_timestamp') && /^TIMESTAMP(_S|_MS|_NS)?$/.test(c.type)) e = `rtrim(${e}, 'Z')`;
     return { name: c.name, expr: `${e} AS ${col}` };
   });
   // Read in pages of PARQUET_PAGE_ROWS by row number, each page a complete query: the loader
