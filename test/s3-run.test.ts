@@ -123,9 +123,9 @@ describe('reckon run with S3 sources and an S3 store', () => {
     expect(fromS3.json.controls.map((c: any) => c.status)).toEqual(fromLocal.json.controls.map((c: any) => c.status));
   });
 
-  it('exits 3 naming the location when the S3 sources cannot be listed, and 2 when the store bucket is missing', () => {
+  it('exits 2 naming the location when the S3 sources bucket or the store bucket is missing (as for a local folder that does not exist)', () => {
     const noSources = reckon(['run', '--date', '2026-11-02', '--sources', 's3://no-such-bucket/x', '--store', 's3://reckon-store/other', '--quiet'], { env: s3.env });
-    expect(noSources.code).toBe(3);
+    expect(noSources.code).toBe(2);
     expect(noSources.stderr).toContain('the source location s3://no-such-bucket/x cannot be listed: NoSuchBucket');
     const noStore = reckon(['run', '--date', '2026-11-02', '--sources', sources.dir, '--store', 's3://no-such-bucket/x', '--quiet'], { env: s3.env });
     expect(noStore.code).toBe(2);

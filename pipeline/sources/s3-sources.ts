@@ -19,7 +19,7 @@ import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
 import { DATASETS } from '../datasets.js';
-import { InputError } from '../errors.js';
+import { ConfigError, InputError } from '../errors.js';
 import { concurrencyFromEnv, describeS3Error, httpStatus, makeS3Client, parseS3Url, retryPolicyFromEnv, withRetries, type RetryPolicy } from '../store/s3-client.js';
 import { listObjects } from '../store/s3-store.js';
 
@@ -57,7 +57,10 @@ function safeName(name: string): boolean {
  * Lists `s3://bucket/prefix` and downloads every readable object of the known datasets into
  * `dest/<dataset>/<name>`. A dataset with any object (or only a folder marker) becomes a folder, so
  * a missing dataset stays missing. Returns the staged objects sorted by relative path. Throws
- * InputError (exit 3) when the location cannot be listed or an object cannot be read intact.
+ * ConfigError (exit 2, as for a local `--sources` folder that does not exist) when the location
+ * does not exist or cannot be listed with these credentials (no such bucket, HTTP 400/403/404,
+ * no credentials), InputError (exit 3) when listing fails otherwise after its retries or an
+ * object cannot be read intact.
  */
 export async function stageS3Sources(location: string, dest: string, opts: StageOptions = {}): Promise<StagedObject[]> {
   const loc = parseS3Url(location);
@@ -76,6 +79,7 @@ export async function stageS3Sources(location: string, dest: string, opts: Stage
       wanted.push({ relPath: `${parts[0]}/${parts[1]}`, key: o.Key, size: o.Size, etag: o.ETag });
     }
   } catch (e) {
+    if (locationRefused(e)) throw new ConfigError(`the source location ${location} cannot be listed: ${describeS3Error(e)}; give an s3://bucket/prefix these credentials can list`);
     throw new InputError(`the source location ${location} cannot be listed: ${describeS3Error(e)}`);
   }
   for (const f of folders) await mkdir(join(dest, f), { recursive: true });
@@ -107,4 +111,12 @@ async function download(
     if (httpStatus(e) === 412) throw new InputError(`${where} changed while this run was reading it (its ETag is no longer ${w.etag}); run again on a stable extract`);
     throw new InputError(`${where} cannot be read: ${describeS3Error(e)}`);
   }
+}
+
+/** The location itself is wrong or closed to these credentials (not a passing failure). */
+function locationRefused(e: unknown): boolean {
+  const name = (e as { name?: string } | null)?.name ?? '';
+  const status = httpStatus(e);
+  return status === 400 || status === 403 || status === 404
+    || ['NoSuchBucket', 'AccessDenied', 'InvalidBucketName', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'CredentialsProviderError'].includes(name);
 }
