@@ -9,6 +9,7 @@ import { reckon, scratchDir } from './helpers/cli.js';
 
 /** Column headers of every dataset these controls read (CONTRACT §2, window column first). */
 export const HEADERS = {
+  orders: ['accepted_at', 'order_id', 'order_version', 'client_order_id', 'account_id', 'instrument_id', 'side', 'ordered_qty', 'status', 'event_at', 'ingested_at'],
   bank_statements: ['business_date', 'timezone', 'cutoff_local', 'statement_id', 'bank_id', 'account_id', 'currency', 'statement_seq', 'opening_balance_minor', 'closing_balance_minor', 'complete', 'file_id'],
   bank_statement_lines: ['statement_id', 'line_id', 'amount_minor', 'value_date', 'reference'],
   ledger_postings: ['effective_at', 'posting_set_id', 'leg', 'account_id', 'currency', 'direction', 'amount_minor', 'kind', 'execution_id', 'reverses_posting_set_id', 'ledger_seq', 'posted_at'],

@@ -45,7 +45,11 @@ SELECT 'FILL_PRICE_MISMATCH' AS kind, venue_id || '|' || venue_fill_id AS key,
        epoch_us(min(record_time))::VARCHAR AS record_time_us
 FROM rc02_matched WHERE has_e AND has_v AND internal_price <> venue_price GROUP BY venue_id, venue_fill_id;
 
-SELECT 'EXECUTION_UNKNOWN_ORDER' AS kind, e.execution_id AS key, 'order ' || min(e.order_id) || ' has no accepted order in the extract' AS detail,
+-- Rows of one execution_id may name different orders (also an EXECUTION_DUPLICATE): every unknown
+-- one is named, in byte order (only the few executions reported are aggregated).
+SELECT 'EXECUTION_UNKNOWN_ORDER' AS kind, e.execution_id AS key,
+       CASE WHEN count(DISTINCT e.order_id) = 1 THEN 'order ' || min(e.order_id) || ' has no accepted order in the extract'
+            ELSE 'orders ' || string_agg(DISTINCT e.order_id, ', ' ORDER BY e.order_id) || ' have no accepted order in the extract' END AS detail,
        epoch_us(min(e.executed_at))::VARCHAR AS record_time_us
 FROM rc02_executions e
 SEMI JOIN (SELECT f.order_id FROM rc02_order_fills f ANTI JOIN order_acceptance a ON a.order_id = f.order_id WHERE f.first_in_scope IS NOT NULL) u
