@@ -333,6 +333,9 @@ describe('valid but unusual input stays valid', () => {
     expect(entries(r)).toEqual([]);
     expect(ds(r, 'executions')).toMatchObject({ records_read: 6, records_loaded: 3, duplicates: 3 });
     expect(await query(`SELECT ingested_at::VARCHAR FROM executions WHERE execution_id = 'EXE-0001'`)).toEqual([['2026-11-02 09:01:02.5']]);
+    // The derived watermark (no _watermark.json) is read after the collapse: the redelivery at
+    // 12:00 does not move it past the latest record as loaded (README, "Derived watermarks").
+    expect(ds(r, 'executions').watermark).toMatchObject({ source: 'derived', value: '2026-11-02T09:03:02.500000Z' });
   });
 
   it('equal instants in different offsets are one delivery; 17 = 17.0', async () => {
