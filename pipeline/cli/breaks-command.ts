@@ -137,7 +137,8 @@ function listText(rows: readonly BreakSummary[]): string {
   const body = rows.map((s) => [s.break_id, s.control_id, s.kind, s.key, s.state, String(s.version), `${s.owner ?? '-'}${s.owner_assigned ? '' : '*'}`, s.age_s ?? '-', s.sla_breached === null ? '-' : s.sla_breached ? `BREACHED>${s.sla_s}s` : `ok≤${s.sla_s}s`]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
-  return `${[line(head), ...body.map(line)].join('\n')}\n(* owner not yet assigned by triage: the control's configured owner)\n`;
+  const note = rows.some((s) => !s.owner_assigned) ? "(* owner not yet assigned by triage: the control's configured owner)\n" : '';
+  return `${[line(head), ...body.map(line)].join('\n')}\n${note}`;
 }
 
 function showText(s: BreakSummary, rec: BreakRecord): string {

@@ -41,6 +41,26 @@ Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not
 5 window locked by another run, 6 break transition lost, 70 internal error.
 `;
 
+const RUN_USAGE = `usage: reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
+                  [--sources DIR|s3://…] [--store DIR|s3://…] [--config FILE]
+                  [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
+                  [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]
+
+  --date D            the UTC day [D 00:00Z, D+1 00:00Z)
+  --window S/E        a half-open UTC window of two zoned timestamps
+  --control / --all   the controls to run (default: all of them)
+  --sources           one folder per dataset, local or s3:// (default ./sources)
+  --store             where manifests, breaks and outputs are published (default ./var/reckon)
+  --config FILE       JSON or YAML configuration (rounding mode, SLAs, owners, control parameters)
+  --trigger, --reason, --rerun-of
+                      why this run (an incident rerun gives all three: incident, a reason, the run it reruns)
+  --json              one JSON object on stdout (also when the run fails)
+  --quiet             no progress lines on stderr
+
+Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not ready,
+5 window locked by another run, 6 break transition lost, 70 internal error.
+`;
+
 /** Entry point: returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -59,8 +79,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`reckon: unknown command '${cmd}'\n${USAGE}`);
     return 2;
   }
-  if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h') && (cmd === 'run' || cmd === 'runs')) {
-    process.stdout.write(USAGE);
+  if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h') && cmd === 'run') {
+    process.stdout.write(RUN_USAGE);
     return 0;
   }
   try {

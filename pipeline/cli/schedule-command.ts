@@ -63,7 +63,7 @@ export async function command(argv: string[]): Promise<number> {
   }
   if (values.json) printJson({ plan, now: new Date(Number(nowUs / 1000n)).toISOString(), windows: report, exit_code: exit });
   else {
-    for (const r of report) process.stdout.write(`[${r.start}, ${r.end})  ${r.action.padEnd(8)} ${r.run_id ?? ''} ${r.status ?? ''}\n`);
+    for (const r of report) process.stdout.write(`${`[${r.start}, ${r.end})  ${r.action.padEnd(8)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n`);
     if (report.length === 0) process.stdout.write('no window is due\n');
   }
   return exit;
