@@ -123,6 +123,16 @@ describe('RC05 one fault per difference kind', () => {
     expect(r.details['PROJECTION_COST_MISMATCH A2|BBB']).toBe('authority -3000 USD ≠ projection -3000 EUR');
   });
 
+  it('PROJECTION_COST_MISMATCH: a key whose fills and start position name two currencies has no cost to compare, and no cost total', () => {
+    const day = cleanDay();
+    day.executions.push(exec('2026-11-02T13:00:00Z', 'E6', 'A1', 'AAA', 'BUY', '1', '1000', 'JPY'));
+    const r = run(day);
+    expect(r.keys).toEqual([['PROJECTION_COST_MISMATCH', 'A1|AAA'], ['PROJECTION_POSITION_MISMATCH', 'A1|AAA']]);
+    expect(r.details['PROJECTION_COST_MISMATCH A1|AAA']).toBe('authority cost mixes currencies JPY, USD (an instrument trades in one currency) ≠ projection 10500 USD');
+    expect(r.control.totals.authority_cost_minor).toEqual({ 'A1|ZERO': '0', 'A2|BBB': '-3000', 'A3|JPY1': '3704' });
+    expect(r.control.totals.authority_position_qty['A1|AAA']).toBe('11.5');
+  });
+
   it('PROJECTION_STALE: as-of − the build\'s earliest as_of is 300.000001 s, one microsecond over the SLA', () => {
     const day = cleanDay();
     day.portfolio_projection = day.portfolio_projection.map((p) => (p.build_id === 'B-NEW' && p.projection_version === '1' && p.instrument_id === 'AAA' ? { ...p, as_of: '2026-11-02T23:59:59.999999Z' } : p));
