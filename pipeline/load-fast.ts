@@ -195,7 +195,7 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
     if (col.kind === 'timestamp' && time.get(col.name)?.naive) return { reason: `column ${col.name} holds timestamps without zone (the JS reader rejects them)` };
     if (col.kind === 'timestamp' && time.get(col.name)?.utcNanos) {
       // DuckDB reads these truncated to the microsecond: only a file with none below it stays here.
-      const below = await subMicrosecondValues(stagedPath, time.get(col.name)!.parquetName).catch((e: Error) => e);
+      const below = await subMicrosecondValues(stagedPath, time.get(col.name)!.parquetName, 1).catch((e: Error) => e);
       if (below instanceof Error || below.size) return { reason: `column ${col.name} holds nanoseconds DuckDB would truncate (the JS reader reports them)` };
     }
     sources.set(col.name, { type: found[0].type, ref: `s.${q(col.name)}` });

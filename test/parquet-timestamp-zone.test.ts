@@ -151,6 +151,33 @@ describe('Parquet timestamps must be UTC-adjusted (CONTRACT §1)', () => {
     });
   }
 
+  it('finds nanoseconds below the microsecond on every page of a large file (row groups and pages of 50,000 rows do not line up)', async () => {
+    const root = join(tmp.dir, `case-${++counter}`);
+    mkdirSync(join(root, 'outbox_events'), { recursive: true });
+    const n = 120_000;
+    const at = 1_793_613_754_000_000_000n; // 2026-11-02T10:02:34Z
+    const odd = new Set([1, 50_000, 50_001, 100_001, n]); // 1-based records with a sub-µs value
+    const created = Array.from({ length: n }, (_, i) => at + BigInt(i) * 1000n + (odd.has(i + 1) ? 1n : 0n));
+    const ts = { type: 'INT64' as const, logical_type: { type: 'TIMESTAMP' as const, isAdjustedToUTC: true, unit: 'NANOS' as const }, repetition_type: 'OPTIONAL' as const };
+    const str = (name: string) => ({ name, type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const });
+    parquetWriteFile({
+      filename: join(root, 'outbox_events', 'big.parquet'),
+      rowGroupSize: 70_000,
+      schema: [{ name: 'root', num_children: 6 }, { name: 'created_at', ...ts }, str('event_id'), str('aggregate_id'), str('event_type'), str('publish_status'), { name: 'published_at', ...ts }],
+      columnData: [
+        { name: 'created_at', data: created }, { name: 'event_id', data: created.map((_, i) => `EV-${i + 1}`) },
+        { name: 'aggregate_id', data: created.map(() => 'ORD-1') }, { name: 'event_type', data: created.map(() => 'OrderAccepted') },
+        { name: 'publish_status', data: created.map(() => 'PENDING') }, { name: 'published_at', data: created.map(() => null) },
+      ],
+    });
+    const { r } = await load(root, { fast: true, views: true });
+    expect(r.quarantine.map((e) => [e.row, e.rule, (JSON.parse(e.raw) as Record<string, string>).created_at])).toEqual([...odd].map((row) => {
+      const us = BigInt(row - 1);
+      return [row, 'timestamp_form', `2026-11-02T10:02:34.${String(us).padStart(6, '0')}001Z`];
+    }));
+    expect(r.datasets.find((d) => d.dataset === 'outbox_events')).toMatchObject({ records_read: n, records_loaded: n - odd.size });
+  });
+
   it('a *_local column stored as a timestamp without zone is the local time it holds; one adjusted to UTC is not a local time', async () => {
     const root = join(tmp.dir, `case-${++counter}`);
     mkdirSync(join(root, 'venue_fills'), { recursive: true });

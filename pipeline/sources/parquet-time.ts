@@ -55,21 +55,26 @@ export async function parquetTimeColumns(conn: DuckDBConnection, stagedPath: str
 /**
  * The values of a UTC-adjusted NANOS column that are not whole microseconds: record number
  * (1-based, as `file_row_number + 1`) → nanoseconds since the epoch, UTC. Reads only that column,
- * one column chunk at a time. `path` is the file (or its staged link). Throws when the file cannot
- * be decoded (the caller quarantines it as unreadable).
+ * one column chunk at a time, of the rows `rows` (0-based, end exclusive; default all), and keeps
+ * at most `keep` of them (the fast path only asks whether there is one; hyparquet is not stopped early, since an exception thrown from its callback
+ * escapes as an unhandled rejection). `path` is the file (or its staged link). Throws when the
+ * file cannot be decoded (the caller quarantines it as unreadable).
  */
-export async function subMicrosecondValues(path: string, parquetName: string): Promise<Map<number, bigint>> {
+export async function subMicrosecondValues(path: string, parquetName: string, keep = Infinity, rows?: { start: number; end: number }): Promise<Map<number, bigint>> {
   const found = new Map<number, bigint>();
   const file = await asyncBufferFromFile(path);
   await parquetRead({
     file,
     columns: [parquetName],
     compressors,
+    ...(rows ? { rowStart: rows.start, rowEnd: rows.end } : {}),
     parsers: { timestampFromNanoseconds: (nanos: bigint) => nanos },
     onChunk: ({ columnData, rowStart }) => {
-      for (let j = 0; j < columnData.length; j++) {
+      for (let j = 0; j < columnData.length && found.size < keep; j++) {
+        const row = rowStart + j; // 0-based; a chunk may hold rows outside the range asked for
+        if (rows && (row < rows.start || row >= rows.end)) continue;
         const v = columnData[j] as unknown;
-        if (typeof v === 'bigint' && v % 1000n !== 0n) found.set(rowStart + j + 1, v);
+        if (typeof v === 'bigint' && v % 1000n !== 0n) found.set(row + 1, v);
       }
     },
   });

@@ -449,12 +449,8 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
   // How the file stores its timestamps (sources/parquet-time.ts): columns without zone, and the
   // values of UTC-adjusted nanosecond columns that DuckDB would truncate to the microsecond.
   let time: Map<string, ParquetTimeColumn>;
-  const subMicro = new Map<string, Map<number, bigint>>();
   try {
     time = await parquetTimeColumns(conn, stagedPath);
-    for (const [name, t] of time) {
-      if (t.utcNanos && specOf.get(name)?.kind === 'timestamp') subMicro.set(name, await subMicrosecondValues(stagedPath, t.parquetName));
-    }
   } catch (e) {
     if (isOutOfMemory(e)) throw e;
     yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${(e as Error).message.split('\n')[0]}` };
@@ -501,8 +497,17 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
     yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file cannot be read to its end: ${(e as Error).message.split('\n')[0]}` };
     return;
   }
+  const nanosColumns = [...time].filter(([name, t]) => t.utcNanos && specOf.get(name)?.kind === 'timestamp');
   for (let lo = 0; lo < total; lo += PARQUET_PAGE_ROWS) {
     let rows: unknown[][];
+    // This page's values below the microsecond, read exactly (DuckDB truncates them).
+    const subMicro = new Map<string, Map<number, bigint>>();
+    try {
+      for (const [name, t] of nanosColumns) subMicro.set(name, await subMicrosecondValues(stagedPath, t.parquetName, Infinity, { start: lo, end: lo + PARQUET_PAGE_ROWS }));
+    } catch (e) {
+      yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${(e as Error).message.split('\n')[0]}` };
+      return;
+    }
     try {
       const where = `file_row_number >= ${lo} AND file_row_number < ${lo + PARQUET_PAGE_ROWS}${rowFilter ? ` AND (${rowFilter})` : ''}`;
       rows = (await conn.runAndReadAll(`${select} WHERE ${where}`)).getRows();
