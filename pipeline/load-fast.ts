@@ -181,7 +181,7 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
   try {
     schema = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${stagedPath}')`)).getRowObjectsJson().map((o) => ({ name: String(o.column_name), type: String(o.column_type) }));
     total = await countOf(conn, `SELECT count(*) FROM read_parquet('${stagedPath}')`);
-    time = await parquetTimeColumns(conn, stagedPath);
+    time = await parquetTimeColumns(conn, stagedPath, schema.map((c) => c.name));
   } catch (e) {
     if (isOutOfMemory(e)) throw e; // the run's memory, not the file: no fallback to the slower path
     return { reason: 'the schema cannot be read (the JS reader reports it)' };

@@ -53,6 +53,9 @@ async function writeOutbox(root: string, file: string, createdType: string, publ
   return path;
 }
 
+/** The column names DuckDB reads from a Parquet file, in order (what the loader's DESCRIBE gives). */
+const describedNames = async (path: string) => (await w.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${path}')`)).getRows().map((r) => String(r[0]));
+
 async function load(root: string, opts: { fast: boolean; views: boolean }) {
   const db = await DuckDBInstance.create(':memory:', { threads: '2', preserve_insertion_order: 'false' });
   const c = await db.connect();
@@ -72,7 +75,7 @@ describe('Parquet timestamps must be UTC-adjusted (CONTRACT §1)', () => {
   it('names the columns written without zone: TIMESTAMP, TIMESTAMP_MS, TIMESTAMP_NS, not TIMESTAMPTZ', async () => {
     const path = join(tmp.dir, 'kinds.parquet');
     await w.run(`COPY (SELECT TIMESTAMP '2026-11-02 10:00:00' AS a, TIMESTAMPTZ '2026-11-02 10:00:00+00' AS b, TIMESTAMP_MS '2026-11-02 10:00:00' AS m, TIMESTAMP_NS '2026-11-02 10:00:00' AS n, DATE '2026-11-02' AS d) TO '${path}' (FORMAT parquet)`);
-    const time = await parquetTimeColumns(w, path);
+    const time = await parquetTimeColumns(w, path, await describedNames(path));
     expect([...time].filter(([, t]) => t.naive).map(([n]) => n)).toEqual(['a', 'm', 'n']);
     expect([...time].filter(([, t]) => t.utcNanos)).toEqual([]);
   });
@@ -80,7 +83,7 @@ describe('Parquet timestamps must be UTC-adjusted (CONTRACT §1)', () => {
   it('pairs columns by position: a field of the same name inside a struct, or a repeated name, is not the column', async () => {
     const path = join(tmp.dir, 'nested.parquet');
     await w.run(`COPY (SELECT TIMESTAMPTZ '2026-11-02 10:00:00+00' AS created_at, {'created_at': TIMESTAMP '2026-11-02 10:00:00', 'note': 'x'} AS meta, TIMESTAMP '2026-11-02 10:00:00' AS b) TO '${path}' (FORMAT parquet)`);
-    const time = await parquetTimeColumns(w, path);
+    const time = await parquetTimeColumns(w, path, await describedNames(path));
     expect([...time].map(([n, t]) => [n, t.parquetName, t.naive])).toEqual([['created_at', 'created_at', false], ['meta', 'meta', false], ['b', 'b', true]]);
   });
 
@@ -101,7 +104,8 @@ describe('Parquet timestamps must be UTC-adjusted (CONTRACT §1)', () => {
     const at = 1_793_613_754_907_796_000n; // 2026-11-02T10:02:34.907796Z in nanoseconds
     write('a-ns.parquet', [at + 789n, at, at], [at, at + 1n, null]);
     write('b-whole-us.parquet', [at, at + 1000n], [null, at]);
-    const utc = (await parquetTimeColumns(w, join(root, 'outbox_events', 'a-ns.parquet'))).get('created_at');
+    const aNs = join(root, 'outbox_events', 'a-ns.parquet');
+    const utc = (await parquetTimeColumns(w, aNs, await describedNames(aNs))).get('created_at');
     expect(utc).toEqual({ parquetName: 'created_at', naive: false, utcNanos: true });
     for (const opts of [{ fast: false, views: false }, { fast: true, views: true }]) {
       const { r, rows, paths } = await load(root, opts);

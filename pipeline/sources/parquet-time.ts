@@ -24,14 +24,13 @@ export interface ParquetTimeColumn {
 }
 
 /**
- * The top-level columns of a Parquet file, keyed by the names DuckDB gives them
- * (`DESCRIBE`), paired by position with the file's schema: a field inside a nested column never
- * stands for a top-level column of the same name. `stagedPath` is a safe staged link (checked by
- * the callers). Throws DuckDB's error when the schema cannot be read, and an Error when the two
- * listings do not pair up.
+ * The top-level columns of a Parquet file, keyed by `described` — the names DuckDB gives them, in
+ * order, as the caller's `DESCRIBE` listed them — paired by position with the file's schema: a
+ * field inside a nested column never stands for a top-level column of the same name. `stagedPath`
+ * is a safe staged link (checked by the callers). Throws DuckDB's error when the schema cannot be
+ * read, and an Error when the two listings do not pair up.
  */
-export async function parquetTimeColumns(conn: DuckDBConnection, stagedPath: string): Promise<Map<string, ParquetTimeColumn>> {
-  const described = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${stagedPath}')`)).getRows().map((r) => String(r[0]));
+export async function parquetTimeColumns(conn: DuckDBConnection, stagedPath: string, described: readonly string[]): Promise<Map<string, ParquetTimeColumn>> {
   const rows = (await conn.runAndReadAll(`SELECT name, type, logical_type, num_children FROM parquet_schema('${stagedPath}')`)).getRows();
   const children = (i: number) => (rows[i][3] === null ? 0 : Number(rows[i][3]));
   const top: number[] = [];
@@ -56,9 +55,10 @@ export async function parquetTimeColumns(conn: DuckDBConnection, stagedPath: str
  * The values of a UTC-adjusted NANOS column that are not whole microseconds: record number
  * (1-based, as `file_row_number + 1`) → nanoseconds since the epoch, UTC. Reads only that column,
  * one column chunk at a time, of the rows `rows` (0-based, end exclusive; default all), and keeps
- * at most `keep` of them (the fast path only asks whether there is one; hyparquet is not stopped early, since an exception thrown from its callback
- * escapes as an unhandled rejection). `path` is the file (or its staged link). Throws when the
- * file cannot be decoded (the caller quarantines it as unreadable).
+ * at most `keep` of them (the fast path only asks whether there is one). hyparquet is not stopped
+ * early: an exception thrown from its callback escapes as an unhandled rejection. `path` is the
+ * file (or its staged link). Throws when the file cannot be decoded (the caller quarantines it as
+ * unreadable).
  */
 export async function subMicrosecondValues(path: string, parquetName: string, keep = Infinity, rows?: { start: number; end: number }): Promise<Map<number, bigint>> {
   const found = new Map<number, bigint>();

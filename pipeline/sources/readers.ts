@@ -450,7 +450,7 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
   // values of UTC-adjusted nanosecond columns that DuckDB would truncate to the microsecond.
   let time: Map<string, ParquetTimeColumn>;
   try {
-    time = await parquetTimeColumns(conn, stagedPath);
+    time = await parquetTimeColumns(conn, stagedPath, schema.map((c) => c.name));
   } catch (e) {
     if (isOutOfMemory(e)) throw e;
     yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${(e as Error).message.split('\n')[0]}` };
@@ -500,20 +500,21 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
   const nanosColumns = [...time].filter(([name, t]) => t.utcNanos && specOf.get(name)?.kind === 'timestamp');
   for (let lo = 0; lo < total; lo += PARQUET_PAGE_ROWS) {
     let rows: unknown[][];
-    // This page's values below the microsecond, read exactly (DuckDB truncates them).
-    const subMicro = new Map<string, Map<number, bigint>>();
-    try {
-      for (const [name, t] of nanosColumns) subMicro.set(name, await subMicrosecondValues(stagedPath, t.parquetName, Infinity, { start: lo, end: lo + PARQUET_PAGE_ROWS }));
-    } catch (e) {
-      yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${(e as Error).message.split('\n')[0]}` };
-      return;
-    }
     try {
       const where = `file_row_number >= ${lo} AND file_row_number < ${lo + PARQUET_PAGE_ROWS}${rowFilter ? ` AND (${rowFilter})` : ''}`;
       rows = (await conn.runAndReadAll(`${select} WHERE ${where}`)).getRows();
     } catch (e) {
       if (isOutOfMemory(e)) throw e;
       yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file cannot be read to its end: ${(e as Error).message.split('\n')[0]}` };
+      return;
+    }
+    // This page's values below the microsecond, read exactly (DuckDB truncates them); a page with
+    // no row to read (records handed back from the fast path are few) costs no second read.
+    const subMicro = new Map<string, Map<number, bigint>>();
+    try {
+      if (rows.length) for (const [name, t] of nanosColumns) subMicro.set(name, await subMicrosecondValues(stagedPath, t.parquetName, Infinity, { start: lo, end: lo + PARQUET_PAGE_ROWS }));
+    } catch (e) {
+      yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${(e as Error).message.split('\n')[0]}` };
       return;
     }
     for (const r of rows) {
