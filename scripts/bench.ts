@@ -15,8 +15,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { repoPath } from '../pipeline/paths.js';
-import { DUCKDB_MEMORY_LIMIT } from '../pipeline/run.js';
+import { repoPath } from '../pipeline/core/paths.js';
+import { DUCKDB_MEMORY_LIMIT } from '../pipeline/run/run-window.js';
 
 const sizes = (process.env.BENCH_SIZES ?? '1000000,10000000').split(',').map(Number);
 const formats = (process.env.BENCH_FORMATS ?? 'parquet,csv').split(',');

@@ -7,7 +7,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { DATASETS } from '../pipeline/datasets.js';
+import { DATASETS } from '../pipeline/contract/datasets.js';
 import { csvToParquetSelect } from '../pipeline/generate/writers.js';
 
 const [src, dst] = process.argv.slice(2);

@@ -8,7 +8,7 @@ import { createReadStream, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse';
 import { Decimal } from 'decimal.js';
-import { currencyTable } from '../pipeline/currency.js';
+import { currencyTable } from '../pipeline/contract/currency.js';
 
 Decimal.set({ precision: 80, rounding: Decimal.ROUND_HALF_EVEN });
 const [dir, start, end] = process.argv.slice(2);

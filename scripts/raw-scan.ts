@@ -9,8 +9,8 @@ import { readdirSync, symlinkSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { DATASETS } from '../pipeline/datasets.js';
-import { DUCKDB_MEMORY_LIMIT, DUCKDB_THREADS } from '../pipeline/run.js';
+import { DATASETS } from '../pipeline/contract/datasets.js';
+import { DUCKDB_MEMORY_LIMIT, DUCKDB_THREADS } from '../pipeline/run/run-window.js';
 
 const [dir, format, mode] = process.argv.slice(2);
 const everyValue = mode === 'values';

@@ -9,8 +9,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { athenaColumnType, athenaDdl } from '../pipeline/athena/ddl.js';
 import { outputTypeOfParquet } from '../pipeline/athena/schema.js';
-import { BREAK_OUTPUT_TABLES } from '../pipeline/breaks/break-outputs.js';
-import { OUTPUT_TABLES, writeOutputs, type OutputColumn } from '../pipeline/outputs.js';
+import { BREAK_OUTPUT_TABLES } from '../pipeline/outputs/break-tables.js';
+import { OUTPUT_TABLES, writeOutputs, type OutputColumn } from '../pipeline/outputs/outputs.js';
 import { scratchDir } from './helpers/cli.js';
 
 describe('athena ddl', () => {

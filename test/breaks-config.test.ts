@@ -6,9 +6,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scratchDir } from './helpers/cli.js';
-import { controlOwner, loadConfig, slaSeconds } from '../pipeline/config.js';
-import { loadControls } from '../pipeline/controls.js';
-import { ConfigError } from '../pipeline/errors.js';
+import { controlOwner, loadConfig, slaSeconds } from '../pipeline/config/config.js';
+import { loadControls } from '../pipeline/controls/controls.js';
+import { ConfigError } from '../pipeline/core/errors.js';
 
 const controls = loadControls();
 const def = (id: string) => controls.find((c) => c.control_id === id)!;

@@ -9,13 +9,13 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { reckon, scratchDir } from './helpers/cli.js';
 import { FAULT, WINDOW, rc06Sources } from './breaks-fixture.js';
 import { breakId } from '../pipeline/breaks/break-id.js';
-import { BREAK_OUTPUT_TABLES, breakOutputRows } from '../pipeline/breaks/break-outputs.js';
+import { BREAK_OUTPUT_TABLES, breakOutputRows } from '../pipeline/outputs/break-tables.js';
 import { BreakStore } from '../pipeline/breaks/break-store.js';
-import { loadConfig } from '../pipeline/config.js';
-import { loadControls } from '../pipeline/controls.js';
-import { ConcurrencyError } from '../pipeline/errors.js';
-import { writeOutputs } from '../pipeline/outputs.js';
-import { openStore } from '../pipeline/store/object-store.js';
+import { loadConfig } from '../pipeline/config/config.js';
+import { loadControls } from '../pipeline/controls/controls.js';
+import { ConcurrencyError } from '../pipeline/core/errors.js';
+import { writeOutputs } from '../pipeline/outputs/outputs.js';
+import { openStore } from '../pipeline/store/open-store.js';
 
 const ID = breakId(FAULT.control_id, FAULT.kind, FAULT.key);
 

@@ -12,9 +12,9 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { loadConfig } from '../pipeline/config.js';
-import { commonSql, evaluateControl, loadControls, runScript, type ControlDefinition } from '../pipeline/controls.js';
-import { loadSources } from '../pipeline/load.js';
+import { loadConfig } from '../pipeline/config/config.js';
+import { commonSql, evaluateControl, loadControls, runScript, type ControlDefinition } from '../pipeline/controls/controls.js';
+import { loadSources } from '../pipeline/load/load.js';
 import { ROOT, scratchDir } from './helpers/cli.js';
 
 const DAY = join(ROOT, 'fixtures', 'sample-day', 'sources');

@@ -8,8 +8,8 @@
 import { join } from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { estimateLoadBytes, explainOutOfMemory, type Engine } from '../pipeline/engine.js';
-import { ConfigError, InternalError } from '../pipeline/errors.js';
+import { estimateLoadBytes, explainOutOfMemory, type Engine } from '../pipeline/load/engine.js';
+import { ConfigError, InternalError } from '../pipeline/core/errors.js';
 import { ROOT, reckon, scratchDir } from './helpers/cli.js';
 
 const DAY = join(ROOT, 'fixtures', 'sample-day', 'sources');

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATASETS } from '../pipeline/datasets.js';
+import { DATASETS } from '../pipeline/contract/datasets.js';
 import { DatasetWriter, convertToParquet, type CellText, type OutputFormat, type WrittenFile } from '../pipeline/generate/writers.js';
 import { reckon, scratchDir, type CliResult } from './helpers/cli.js';
 

@@ -22,9 +22,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import Decimal from 'decimal.js';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { loadConfig } from '../pipeline/config.js';
-import { DATASETS, type ColumnSpec } from '../pipeline/datasets.js';
-import { loadSources, type LoadResult } from '../pipeline/load.js';
+import { loadConfig } from '../pipeline/config/config.js';
+import { DATASETS, type ColumnSpec } from '../pipeline/contract/datasets.js';
+import { loadSources, type LoadResult } from '../pipeline/load/load.js';
 import { reckon, scratchDir } from './helpers/cli.js';
 import { READERS, WINDOW, csvField, csvText, jsonlText, validDay, writeDay } from './hostile-fixtures.js';
 

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DATASETS } from '../pipeline/datasets.js';
+import { DATASETS } from '../pipeline/contract/datasets.js';
 
 /** One dataset's rows as text fields, in the header's column order. */
 export interface Table { readonly header: readonly string[]; readonly rows: string[][] }

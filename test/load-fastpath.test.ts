@@ -17,9 +17,10 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { ROUNDING_MODES, loadConfig, type Config } from '../pipeline/config.js';
-import { DATASETS, datasetSpec, type ColumnSpec, type DatasetSpec } from '../pipeline/datasets.js';
-import { loadSources, type FilePath, type LoadResult } from '../pipeline/load.js';
+import { loadConfig, type Config } from '../pipeline/config/config.js';
+import { ROUNDING_MODES } from '../pipeline/contract/money.js';
+import { DATASETS, datasetSpec, type ColumnSpec, type DatasetSpec } from '../pipeline/contract/datasets.js';
+import { loadSources, type FilePath, type LoadResult } from '../pipeline/load/load.js';
 import { scratchDir } from './helpers/cli.js';
 import { csvLine } from './hostile-fixtures.js';
 

@@ -14,7 +14,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ianaZone, mapCutoff, mapRecordLocalTime } from '../pipeline/local-time.js';
+import { ianaZone, mapCutoff, mapRecordLocalTime } from '../pipeline/contract/local-time.js';
 
 const US_PER_S = 1_000_000n;
 const US_PER_H = 3_600n * US_PER_S;

@@ -6,8 +6,10 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chainHead, publishManifest } from '../pipeline/manifest.js';
-import { AlreadyExistsError, openStore } from '../pipeline/store/object-store.js';
+import { publishManifest } from '../pipeline/publish/manifest-chain.js';
+import { chainHead } from '../pipeline/store/manifests.js';
+import { AlreadyExistsError } from '../pipeline/store/object-store.js';
+import { openStore } from '../pipeline/store/open-store.js';
 import { ROOT, reckon, scratchDir, type CliResult } from './helpers/cli.js';
 
 const SOURCES = join(ROOT, 'fixtures', 'sample-day', 'sources');

@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import Decimal from 'decimal.js';
-import { ROUNDING_MODES, type RoundingMode } from '../pipeline/config.js';
-import { majorToMinor, notionalMinor, roundDiv } from '../pipeline/money.js';
-import { parseDecimal } from '../pipeline/values.js';
+import { ROUNDING_MODES, type RoundingMode } from '../pipeline/contract/money.js';
+import { majorToMinor, notionalMinor, roundDiv } from '../pipeline/contract/money.js';
+import { parseDecimal } from '../pipeline/contract/values.js';
 
 const D = Decimal.clone({ precision: 100 });
 const DECIMAL_MODE: Record<RoundingMode, Decimal.Rounding> = {

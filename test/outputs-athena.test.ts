@@ -12,7 +12,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { athenaDdl, type AthenaStatement } from '../pipeline/athena/ddl.js';
 import { discoverOutputTables } from '../pipeline/athena/schema.js';
-import { LocalObjectStore } from '../pipeline/store/object-store.js';
+import { LocalObjectStore } from '../pipeline/store/local-store.js';
 import { reckon, scratchDir } from './helpers/cli.js';
 import { writeSmallSources } from './helpers/s3-small-sources.js';
 

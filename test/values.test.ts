@@ -10,7 +10,7 @@ import Decimal from 'decimal.js';
 import {
   epochDays, formatMicros, formatScaled, parseAmountMinor, parseBool, parseCutoff, parseDate, parseDecimal, parseId, parseInt64,
   parseLocalTimestamp, parseTimestamp,
-} from '../pipeline/values.js';
+} from '../pipeline/contract/values.js';
 
 const D = Decimal.clone({ precision: 80 });
 const RUNS = { numRuns: 2000 };

@@ -15,8 +15,9 @@
  * A `runs` row therefore exists only for a run whose manifest is published and whose other tables
  * are in place, and both views start from `runs`.
  */
-import { ConfigError } from '../errors.js';
-import { decimalType, type OutputColumn } from '../outputs.js';
+import { ConfigError } from '../core/errors.js';
+import { literal } from '../core/sql-text.js';
+import { decimalType, type OutputColumn } from '../outputs/outputs.js';
 import { parseS3Url } from '../store/s3-client.js';
 
 /** One statement of the DDL script. */
@@ -53,7 +54,6 @@ export function athenaColumnType(parquet: string): string {
 const NAME = /^[a-z][a-z0-9_]*$/;
 const q = (name: string) => `"${name}"`;
 const bq = (name: string) => `\`${name}\``;
-const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** `s3://bucket/prefix/outputs/<table>/` */
 export function tableLocation(store: string, table: string): string {
@@ -80,9 +80,9 @@ function createTable(db: string, table: string, cols: readonly OutputColumn[], s
     ')',
     `PARTITIONED BY (${bq('window_date')} string)`,
     'STORED AS PARQUET',
-    `LOCATION ${lit(location)}`,
+    `LOCATION ${literal(location)}`,
     'TBLPROPERTIES (',
-    props.map(([k, v]) => `  ${lit(k)} = ${lit(v)}`).join(',\n'),
+    props.map(([k, v]) => `  ${literal(k)} = ${literal(v)}`).join(',\n'),
     ')',
   ].join('\n');
 }

@@ -10,7 +10,7 @@ import {
   AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand, StopQueryExecutionCommand,
   type GetQueryExecutionCommandOutput,
 } from '@aws-sdk/client-athena';
-import { ExitCode, ReckonError } from '../errors.js';
+import { ExitCode, ReckonError } from '../core/errors.js';
 
 /** A query that failed, was cancelled or ran out of time. FAILED/CANCELLED → exit 2; deadline → exit 70. */
 export class AthenaQueryError extends ReckonError {

@@ -10,8 +10,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { ConfigError } from '../errors.js';
-import { OUTPUT_TABLES, type OutputColumn } from '../outputs.js';
+import { ConfigError } from '../core/errors.js';
+import { OUTPUT_TABLES, type OutputColumn } from '../outputs/outputs.js';
 import type { ObjectStore } from '../store/object-store.js';
 
 /** One row of DuckDB's parquet_schema() for a leaf column. */

@@ -12,8 +12,8 @@
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../store/object-store.js';
 import { AlreadyExistsError } from '../store/object-store.js';
-import { canonicalJson } from '../canonical.js';
-import { ConcurrencyError, InternalError } from '../errors.js';
+import { canonicalJson } from '../core/canonical.js';
+import { ConcurrencyError, InternalError } from '../core/errors.js';
 import type { BreakState, Disposition } from './states.js';
 
 /** A UTC half-open window `[start, end)` as ISO texts (CONTRACT §3). */

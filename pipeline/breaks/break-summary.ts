@@ -8,9 +8,9 @@
  * largest as-of among the runs that observed the break (the latest point at which it was known to
  * persist). The SLA is breached only when the age is strictly greater than it.
  */
-import { controlOwner, slaSeconds, type Config } from '../config.js';
-import type { ControlDefinition } from '../controls.js';
-import { formatMicros, formatScaled, parseTimestamp } from '../values.js';
+import { controlOwner, slaSeconds, type Config } from '../config/config.js';
+import type { ControlDefinition } from '../controls/controls.js';
+import { formatMicros, formatScaled, parseTimestamp } from '../contract/values.js';
 import type { BreakLog, BreakRecord, WindowText } from './break-store.js';
 import { breakWindow, currentClassification, currentOwner } from './transitions.js';
 

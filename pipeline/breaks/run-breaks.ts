@@ -13,12 +13,12 @@
  * the run, is VERIFIED by `reconciler` with the run id and manifest digest as proof.
  */
 import pLimit from 'p-limit';
-import { slaSeconds, type Config } from '../config.js';
-import type { ControlDefinition } from '../controls.js';
-import { ConcurrencyError } from '../errors.js';
+import { slaSeconds, type Config } from '../config/config.js';
+import type { ControlDefinition } from '../controls/controls.js';
+import { ConcurrencyError } from '../core/errors.js';
 import type { ObjectStore } from '../store/object-store.js';
-import type { Window } from '../window.js';
-import { formatScaled, parseTimestamp } from '../values.js';
+import type { Window } from '../contract/window.js';
+import { formatScaled, parseTimestamp } from '../contract/values.js';
 import { breakId } from './break-id.js';
 import { BreakStore, type BreakEvent, type BreakLog, type WindowText } from './break-store.js';
 import { REOPENABLE_STATES, type BreakState, type Disposition } from './states.js';

@@ -8,10 +8,10 @@
  * Identities (actor, owner, approver) are compared after trimming and ignoring case, so that
  * `Alice` cannot approve `alice`'s correction. `reconciler` is the pipeline's identity.
  */
-import { ConcurrencyError, TransitionRuleError } from '../errors.js';
-import { findManifest } from '../manifest.js';
+import { ConcurrencyError, TransitionRuleError } from '../core/errors.js';
+import { findManifest } from '../store/manifests.js';
 import type { ObjectStore } from '../store/object-store.js';
-import { parseTimestamp } from '../values.js';
+import { parseTimestamp } from '../contract/values.js';
 import type { BreakEvent, BreakLog, WindowText } from './break-store.js';
 import { CLASSIFICATIONS, NEXT_STATE, isClassification, type BreakState } from './states.js';
 

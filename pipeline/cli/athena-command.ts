@@ -10,7 +10,7 @@
  * header, or with `--json` one object `{query_execution_id, columns, rows}` where each row is an
  * object of column → text (null for NULL). Usage errors exit 2.
  */
-import { ConfigError, ReckonError } from '../errors.js';
+import { ConfigError, ReckonError } from '../core/errors.js';
 import { athenaDdl, ddlScript } from '../athena/ddl.js';
 import { parse, printJson } from './args.js';
 
@@ -38,7 +38,7 @@ async function ddl(argv: string[]): Promise<number> {
   }, true);
   if (positionals.length) throw new ConfigError(`unexpected argument ${positionals[0]}\n${USAGE}`);
   if (!values.store?.startsWith('s3://')) throw new ConfigError(`reckon athena ddl needs --store s3://bucket/prefix (Athena reads S3)\n${USAGE}`);
-  const { openStore } = await import('../store/object-store.js');
+  const { openStore } = await import('../store/open-store.js');
   const { discoverOutputTables } = await import('../athena/schema.js');
   const store = await openStore(values.store);
   const tables = await discoverOutputTables(store);

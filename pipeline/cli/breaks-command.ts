@@ -5,10 +5,11 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig, type Config } from '../config.js';
-import { loadControls, type ControlDefinition } from '../controls.js';
-import { ConfigError } from '../errors.js';
-import { openStore, type ObjectStore } from '../store/object-store.js';
+import { loadConfig, type Config } from '../config/config.js';
+import { loadControls, type ControlDefinition } from '../controls/controls.js';
+import { ConfigError } from '../core/errors.js';
+import { type ObjectStore } from '../store/object-store.js';
+import { openStore } from '../store/open-store.js';
 import { BreakStore, type BreakRecord } from '../breaks/break-store.js';
 import { summarizeBreak, type BreakSummary } from '../breaks/break-summary.js';
 import { BREAK_STATES, isBreakState, type BreakState } from '../breaks/states.js';

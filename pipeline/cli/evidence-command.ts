@@ -11,11 +11,11 @@
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { packEvidence, type EvidenceScope } from '../evidence/pack.js';
 import { verifyEvidence } from '../evidence/verify.js';
-import { openStore } from '../store/object-store.js';
-import { windowForRange } from '../window.js';
+import { openStore } from '../store/open-store.js';
+import { windowForRange } from '../contract/window.js';
 import { parse, printJson } from './args.js';
 
 const USAGE = `usage: reckon evidence pack (--run RUN_ID | --break BREAK_ID | --window START/END [--control RC01])

@@ -5,7 +5,7 @@
  * the exact [kind, key] differences and the control totals a run of `--date D` must report.
  */
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { MIN_ORDERS_WITH_FAULTS, generateDay } from '../generate/day.js';
 import { parse, printJson } from './args.js';
 

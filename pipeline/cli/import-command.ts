@@ -5,7 +5,7 @@
  * 3 a value that cannot be read exactly (nothing written). See docs/import.md.
  */
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { EMPTY_ACCOUNT_MAP, loadAccountMap } from '../import/account-map.js';
 import { checkCalendar, runImport, type ImportOutcome } from '../import/import.js';
 import { IMPORT_FORMATS, type ImportFormat } from '../import/model.js';

@@ -3,7 +3,7 @@
  * when called, and returns an exit code; every thrown error maps to its exit code in one place
  * (errors.ts), with a line on stderr naming what went wrong.
  */
-import { exitCodeOf, ReckonError } from '../errors.js';
+import { exitCodeOf, ReckonError } from '../core/errors.js';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -70,7 +70,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (cmd === '--version' || cmd === 'version') {
     const { readFileSync } = await import('node:fs');
-    const { repoPath } = await import('../paths.js');
+    const { repoPath } = await import('../core/paths.js');
     process.stdout.write(`reckon ${(JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string }).version}\n`);
     return 0;
   }

@@ -1,9 +1,10 @@
 /** `reckon manifest verify [--store S] [--run RUN_ID] [--json]`: exit 0 when the chain holds, 1 naming the first broken link. */
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { existsSync } from 'node:fs';
-import { findManifest, verifyManifests } from '../manifest.js';
-import { openStore } from '../store/object-store.js';
+import { verifyManifests } from '../publish/verify-chain.js';
+import { findManifest } from '../store/manifests.js';
+import { openStore } from '../store/open-store.js';
 import { parse, printJson } from './args.js';
 
 export async function command(argv: string[]): Promise<number> {

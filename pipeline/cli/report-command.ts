@@ -5,9 +5,9 @@
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { writeRunReport } from '../report/report.js';
-import { openStore } from '../store/object-store.js';
+import { openStore } from '../store/open-store.js';
 import { parse } from './args.js';
 
 const USAGE = 'usage: reckon report --run RUN_ID --out FILE [--store DIR]';

@@ -1,11 +1,11 @@
 /** `reckon run` (CONTRACT §7): parses options, runs the window, prints the summary, returns the exit code. */
 import { resolve } from 'node:path';
-import { loadConfig } from '../config.js';
-import { ConfigError } from '../errors.js';
-import { runWindow, TRIGGERS, type RunResult, type Trigger } from '../run.js';
-import { windowForDate, windowForRange } from '../window.js';
+import { loadConfig } from '../config/config.js';
+import { ConfigError } from '../core/errors.js';
+import { runWindow, TRIGGERS, type RunResult, type Trigger } from '../run/run-window.js';
+import { windowForDate, windowForRange } from '../contract/window.js';
 import { parse, printJson } from './args.js';
-import { createLogger } from '../log.js';
+import { createLogger } from '../core/log.js';
 
 export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
            [--sources DIR] [--store DIR] [--config FILE]

@@ -5,10 +5,10 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
-import { listManifests } from '../manifest.js';
-import { openStore } from '../store/object-store.js';
-import { windowForRange } from '../window.js';
+import { ConfigError } from '../core/errors.js';
+import { listManifests } from '../store/manifests.js';
+import { openStore } from '../store/open-store.js';
+import { windowForRange } from '../contract/window.js';
 import { parse, printJson } from './args.js';
 
 export async function command(argv: string[]): Promise<number> {

@@ -4,14 +4,14 @@
  * runs the due windows that are not yet complete (see pipeline/schedule.ts). Exit code: the
  * highest of the runs' exit codes (CONTRACT §7); 5 when a window was locked by another run.
  */
-import { loadConfig } from '../config.js';
-import { ConcurrencyError, ConfigError } from '../errors.js';
-import { createLogger } from '../log.js';
-import { loadControls, } from '../controls.js';
-import { runWindow, selectControls } from '../run.js';
-import { completedRun, dueWindows, parseDuration, type Plan } from '../schedule.js';
-import { openStore } from '../store/object-store.js';
-import { parseTimestamp } from '../values.js';
+import { loadConfig } from '../config/config.js';
+import { ConcurrencyError, ConfigError } from '../core/errors.js';
+import { createLogger } from '../core/log.js';
+import { loadControls, } from '../controls/controls.js';
+import { runWindow, selectControls } from '../run/run-window.js';
+import { completedRun, dueWindows, parseDuration, type Plan } from '../schedule/schedule.js';
+import { openStore } from '../store/open-store.js';
+import { parseTimestamp } from '../contract/values.js';
 import { parse, printJson } from './args.js';
 import { localOrRemote } from './run-command.js';
 

@@ -13,12 +13,13 @@
  */
 import { join } from 'node:path';
 import { stat } from 'node:fs/promises';
-import { canonicalJson } from '../canonical.js';
-import { ConfigError, InternalError, ReckonError, type ExitCode } from '../errors.js';
+import { canonicalJson } from '../core/canonical.js';
+import { ConfigError, InternalError, ReckonError, type ExitCode } from '../core/errors.js';
 import type { BreakRecord } from '../breaks/break-store.js';
 import { BreakStore } from '../breaks/break-store.js';
-import { LocalObjectStore, type ObjectStore } from '../store/object-store.js';
-import type { Window } from '../window.js';
+import { type ObjectStore } from '../store/object-store.js';
+import { LocalObjectStore } from '../store/local-store.js';
+import type { Window } from '../contract/window.js';
 import { reportHtml, reckonVersion } from '../report/report.js';
 import { loadBreakIndex, loadRunBreaks, manifestKeys, readStoredManifest, slaLookup, type BreakView, type RunView, type StoredManifest } from '../report/run-view.js';
 import { assertSafeRelativePath, bagTarget, digests, writeBag, type BagInfo, type PayloadEntry, type WrittenBag } from './bagit.js';

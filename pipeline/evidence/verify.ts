@@ -14,7 +14,8 @@
  *
  * Problems are returned in the order found; the command prints the first and exits 1.
  */
-import { canonicalJson, sha256Hex } from '../canonical.js';
+import { canonicalJson } from '../core/canonical.js';
+import { sha256Hex } from '../core/digest.js';
 import { breakId as computeBreakId } from '../breaks/break-id.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
 import { openBag, verifyStructure, type BagReader } from './bagit.js';

@@ -17,7 +17,7 @@
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DATASETS, type DatasetSpec } from '../datasets.js';
+import { DATASETS, type DatasetSpec } from '../contract/datasets.js';
 import { decText, notionalMinor } from './decimal.js';
 import { Prng } from './prng.js';
 import {

@@ -10,7 +10,7 @@
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import type { ColumnKind, DatasetSpec } from '../datasets.js';
+import type { ColumnKind, DatasetSpec } from '../contract/datasets.js';
 
 /** Output format of one dataset. */
 export type OutputFormat = 'csv' | 'jsonl' | 'parquet';

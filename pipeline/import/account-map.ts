@@ -14,9 +14,9 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
-import { ianaZone } from '../local-time.js';
-import { parseCutoff, parseId } from '../values.js';
+import { ConfigError } from '../core/errors.js';
+import { ianaZone } from '../contract/local-time.js';
+import { parseCutoff, parseId } from '../contract/values.js';
 
 const idText = z.string().refine((s) => s.length > 0 && parseId(s).ok, { message: 'not an id (non-empty, no |, no control characters, no leading or trailing white space)' });
 

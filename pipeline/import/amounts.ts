@@ -5,10 +5,10 @@
  * are zeros, otherwise the value is refused — never rounded. Every refusal is a
  * `ProviderValueError` naming the file, line and what was read.
  */
-import { currencyTable } from '../currency.js';
-import { InputError } from '../errors.js';
-import { majorToMinor } from '../money.js';
-import { epochDays } from '../values.js';
+import { currencyTable } from '../contract/currency.js';
+import { InputError } from '../core/errors.js';
+import { majorToMinor } from '../contract/money.js';
+import { epochDays } from '../contract/values.js';
 
 /**
  * A value in a provider file that cannot become a contract value (exit 3): an amount with more

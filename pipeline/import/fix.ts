@@ -18,7 +18,7 @@
 import { ProviderValueError, currencyExponent, type Where } from './amounts.js';
 import { decodeText } from './mt940.js';
 import { emptyResult, tieCheck, type ControlCheck, type ParsedFill, type ParseResult, type ProviderFile } from './model.js';
-import { formatScaled, parseDecimal, parseId } from '../values.js';
+import { formatScaled, parseDecimal, parseId } from '../contract/values.js';
 
 interface FixMessage {
   readonly fields: [string, string][];

@@ -13,10 +13,10 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { datasetSpec } from '../datasets.js';
-import { ConfigError, InputError } from '../errors.js';
-import { ianaZone } from '../local-time.js';
-import { parseCutoff, parseId, parseTimestamp } from '../values.js';
+import { datasetSpec } from '../contract/datasets.js';
+import { ConfigError, InputError } from '../core/errors.js';
+import { ianaZone } from '../contract/local-time.js';
+import { parseCutoff, parseId, parseTimestamp } from '../contract/values.js';
 import { lookupAccount, venueIdFor, type AccountMap } from './account-map.js';
 import { currencyExponent, minorToMajorText } from './amounts.js';
 import { parseBai2 } from './bai2.js';

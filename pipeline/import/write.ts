@@ -6,7 +6,7 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 
 /** One field as CSV text: quoted when it holds a comma, quote, line break or edge white space. */
 export function csvField(v: string | null): string {

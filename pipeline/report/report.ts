@@ -4,7 +4,7 @@
  */
 import { open } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { repoPath } from '../paths.js';
+import { repoPath } from '../core/paths.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { renderReport } from './render-report.js';
 import { loadRunView, type RunView } from './run-view.js';

@@ -9,14 +9,14 @@
  * still readable and has the SHA-256 the manifest recorded; a break entry in the manifest that
  * already carries `age_s`/`sla_s` wins over both.
  */
-import { loadConfig, slaSeconds, type Config } from '../config.js';
-import { loadControls } from '../controls.js';
-import { sha256Hex } from '../canonical.js';
-import { ConfigError } from '../errors.js';
+import { loadConfig, slaSeconds, type Config } from '../config/config.js';
+import { loadControls } from '../controls/controls.js';
+import { sha256Hex } from '../core/digest.js';
+import { ConfigError } from '../core/errors.js';
 import { BreakStore, type BreakEvent, type BreakObservation, type BreakRecord } from '../breaks/break-store.js';
 import type { BreakState } from '../breaks/states.js';
 import type { ObjectStore } from '../store/object-store.js';
-import { parseTimestamp } from '../values.js';
+import { parseTimestamp } from '../contract/values.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
 
 /** A published manifest: store key, exact bytes, SHA-256 of those bytes, its `.sha256` sidecar and the parsed document. */

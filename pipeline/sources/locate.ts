@@ -5,7 +5,7 @@
  * (S3 key, size, ETag, SHA-256 of the bytes read) returned for the manifest.
  */
 import { stat } from 'node:fs/promises';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 
 /** Per-object metadata from a remote source, keyed by path relative to the source root (`orders/part-1.csv`). */
 export type RemoteObjectInfo = ReadonlyMap<string, { readonly size: number; readonly etag?: string; readonly key: string; readonly sha256?: string }>;

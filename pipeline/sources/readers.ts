@@ -21,8 +21,9 @@ import { createGunzip } from 'node:zlib';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { SourceFile } from './files.js';
-import type { ColumnSpec } from '../datasets.js';
-import { isOutOfMemory } from '../errors.js';
+import type { ColumnSpec } from '../contract/datasets.js';
+import { isOutOfMemory } from '../core/errors.js';
+import { ident } from '../core/sql-text.js';
 import { nanosText, parquetTimeColumns, subMicrosecondValues, type ParquetTimeColumn } from './parquet-time.js';
 
 /** What a reader reports, in file order. `raw` is the record's text (capped at RAW_KEEP_CHARS). */
@@ -464,9 +465,8 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
       return;
     }
   }
-  const q = (n: string) => `"${n.replace(/"/g, '""')}"`;
   const exprs = schema.filter((c) => specOf.has(c.name)).map((c) => {
-    const col = q(c.name);
+    const col = ident(c.name);
     let e: string;
     if (c.type === 'TIMESTAMP WITH TIME ZONE') e = `strftime(timezone('UTC', ${col}), '%Y-%m-%dT%H:%M:%S.%fZ')`;
     // Nanoseconds that are not whole microseconds are shown with 9 digits, which the timestamp rule rejects.

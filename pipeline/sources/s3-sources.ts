@@ -18,10 +18,10 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
-import { DATASETS } from '../datasets.js';
-import { ConfigError, InputError } from '../errors.js';
+import { DATASETS } from '../contract/datasets.js';
+import { ConfigError, InputError } from '../core/errors.js';
 import { concurrencyFromEnv, describeS3Error, httpStatus, makeS3Client, parseS3Url, retryPolicyFromEnv, withRetries, type RetryPolicy } from '../store/s3-client.js';
-import { listObjects } from '../store/s3-store.js';
+import { listObjects } from '../store/s3-client.js';
 
 /** One staged source object: path relative to the source root, its S3 key, size, ETag and SHA-256 of the bytes read. */
 export interface StagedObject {

@@ -10,8 +10,8 @@
  * `AWS_REQUEST_CHECKSUM_CALCULATION` says otherwise: S3-compatible servers (s3rver, older MinIO)
  * store SDK-computed streaming checksums with their aws-chunked framing.
  */
-import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
-import { ConfigError } from '../errors.js';
+import { ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { ConfigError } from '../core/errors.js';
 
 /** A parsed `s3://bucket/prefix` location. `prefix` has no leading or trailing `/` and may be empty. */
 export interface S3Location {
@@ -144,4 +144,26 @@ export function describeS3Error(e: unknown): string {
   const err = e as { name?: string; message?: string } | null;
   const status = httpStatus(e);
   return `${err?.name ?? 'Error'}${status ? ` (HTTP ${status})` : ''}: ${err?.message ?? String(e)}`;
+}
+
+/** One listed object: key, size in bytes and ETag (quotes removed). */
+export interface ListedObject { readonly Key: string; readonly Size: number; readonly ETag: string }
+
+/** Lists every object under `prefix` with its size and ETag, following continuation tokens. */
+export async function* listObjects(client: S3Client, bucket: string, prefix: string, retry: RetryPolicy): AsyncGenerator<ListedObject> {
+  let token: string | undefined;
+  do {
+    const page = await withRetries(retry, () => client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, ContinuationToken: token })));
+    for (const o of page.Contents ?? []) {
+      if (o.Key === undefined) continue;
+      yield { Key: o.Key, Size: Number(o.Size ?? 0), ETag: unquote(o.ETag ?? '') };
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    if (page.IsTruncated && !token) throw new Error(`listing s3://${bucket}/${prefix} was truncated without a continuation token`);
+  } while (token);
+}
+
+/** Removes the quotes S3 puts around ETags. */
+export function unquote(etag: string): string {
+  return etag.replace(/^"(.*)"$/, '$1');
 }

@@ -22,10 +22,10 @@ import {
   type CompletedPart, type S3Client,
 } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { AlreadyExistsError, type ObjectStore } from './object-store.js';
 import {
-  concurrencyFromEnv, describeS3Error, httpStatus, makeS3Client, parseS3Url, retryPolicyFromEnv, s3Key, withRetries,
+  concurrencyFromEnv, describeS3Error, httpStatus, listObjects, makeS3Client, parseS3Url, retryPolicyFromEnv, s3Key, unquote, withRetries,
   type RetryPolicy, type S3Location,
 } from './s3-client.js';
 
@@ -267,23 +267,6 @@ export async function* listKeys(client: S3Client, bucket: string, prefix: string
   for await (const o of listObjects(client, bucket, prefix, retry)) yield o.Key;
 }
 
-/** One listed object: key, size in bytes and ETag (quotes removed). */
-export interface ListedObject { readonly Key: string; readonly Size: number; readonly ETag: string }
-
-/** Lists every object under `prefix` with its size and ETag, following continuation tokens. */
-export async function* listObjects(client: S3Client, bucket: string, prefix: string, retry: RetryPolicy): AsyncGenerator<ListedObject> {
-  let token: string | undefined;
-  do {
-    const page = await withRetries(retry, () => client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix || undefined, ContinuationToken: token })));
-    for (const o of page.Contents ?? []) {
-      if (o.Key === undefined) continue;
-      yield { Key: o.Key, Size: Number(o.Size ?? 0), ETag: unquote(o.ETag ?? '') };
-    }
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    if (page.IsTruncated && !token) throw new Error(`listing s3://${bucket}/${prefix} was truncated without a continuation token`);
-  } while (token);
-}
-
 /**
  * Opens the store at `s3://bucket/prefix` and checks that the bucket can be listed. Throws
  * ConfigError (exit 2) when the location is malformed, the bucket does not exist, or access is
@@ -299,11 +282,6 @@ export async function openS3Store(location: string, opts: S3StoreOptions = {}): 
   }
   await mkdir(store.scratchDir, { recursive: true });
   return store;
-}
-
-/** Removes the quotes S3 puts around ETags. */
-export function unquote(etag: string): string {
-  return etag.replace(/^"(.*)"$/, '$1');
 }
 
 function isPreconditionFailed(e: unknown): boolean {

@@ -12,22 +12,24 @@ import { mkdir, open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { Config } from './config.js';
-import { InputError } from './errors.js';
-import { currencyTable } from './currency.js';
-import { DATASETS, SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from './datasets.js';
-import { ChunkAppender, type Cell } from './load-chunks.js';
-import { dropFastTables, loadCsvFast, loadParquetFast, stageLink, type FastLoad, type FastTarget } from './load-fast.js';
-import { dropRelation, finishViewDataset, registerViewFile, resetViewTables, type ViewFile } from './load-views.js';
-import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from './local-time.js';
-import { notionalMinor } from './money.js';
-import { CsvShapeScan, type CsvShape } from './sources/csv-fast.js';
-import { hashFile, listDatasetFolder, type DatasetFolder, type SideFile } from './sources/files.js';
-import { readCsv, readJsonl, readParquet, type ReadEvent } from './sources/readers.js';
+import type { LoadRules } from '../contract/money.js';
+import { InputError } from '../core/errors.js';
+import { currencyTable } from '../contract/currency.js';
+import { DATASETS, SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from '../contract/datasets.js';
+import { ChunkAppender, type Cell } from './chunks.js';
+import { dropFastTables, loadCsvFast, loadParquetFast, stageLink, type FastLoad, type FastTarget } from './fast-path.js';
+import { dropRelation, finishViewDataset, registerViewFile, resetViewTables, type ViewFile } from './views.js';
+import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from '../contract/local-time.js';
+import { notionalMinor } from '../contract/money.js';
+import { CsvShapeScan, type CsvShape } from '../sources/csv-fast.js';
+import { listDatasetFolder, type DatasetFolder, type SideFile } from '../sources/files.js';
+import { ident } from '../core/sql-text.js';
+import { hashFile } from '../core/digest.js';
+import { readCsv, readJsonl, readParquet, type ReadEvent } from '../sources/readers.js';
 import {
   clip, formatMicros, inTimestampRange, parseAmountMinor, parseBool, parseCutoff, parseDate, parseDecimal, parseId, parseInt64,
   parseLocalTimestamp, parseText, parseTimestamp, type Parsed,
-} from './values.js';
+} from '../contract/values.js';
 
 /**
  * One quarantined record or file (CONTRACT §2). `row` is the data record number (1 = first record
@@ -159,7 +161,7 @@ const sourceOf = (file: string, row: number) => `${file}:${String(row).padStart(
 
 interface RowContext {
   readonly spec: DatasetSpec;
-  readonly config: Config;
+  readonly config: LoadRules;
   readonly cutoffs: Map<string, CutoffMapping & { micros: bigint }>;
 }
 
@@ -267,9 +269,6 @@ function typeValue(col: ColumnSpec, text: string, fields: ReadonlyMap<string, st
   }
 }
 
-/** Quoted SQL identifier. */
-export const ident = (n: string) => `"${n.replace(/"/g, '""')}"`;
-
 /** Column names and DuckDB types of a dataset's table, own columns then derived ones. */
 export function tableColumns(spec: DatasetSpec): { name: string; type: string }[] {
   return [...spec.columns.map((c) => ({ name: c.name, type: SQL_TYPE[c.kind] })), ...derivedColumns(spec)];
@@ -330,7 +329,7 @@ async function readWatermark(folder: DatasetFolder, q: QuarantineEntry[]): Promi
  * datasets. `stagingDir` receives links with safe names for Parquet files. Returns per-dataset
  * counts, the quarantine and the cutoff mappings used. Throws only on internal failure.
  */
-export async function loadSources(conn: DuckDBConnection, root: string, config: Config, stagingDir: string, options: LoadOptions = {}): Promise<LoadResult> {
+export async function loadSources(conn: DuckDBConnection, root: string, config: LoadRules, stagingDir: string, options: LoadOptions = {}): Promise<LoadResult> {
   const fast = options.fast ?? true;
   const quarantine: QuarantineEntry[] = [];
   const cutoffs = new Map<string, CutoffMapping & { micros: bigint }>();

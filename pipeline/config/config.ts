@@ -13,12 +13,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError } from './errors.js';
-import { loadControls, type ControlDefinition } from './controls.js';
-
-/** Rounding modes for price × quantity → minor units; names as in decimal.js. */
-export const ROUNDING_MODES = ['HALF_EVEN', 'HALF_UP', 'HALF_DOWN', 'UP', 'DOWN', 'CEIL', 'FLOOR'] as const;
-export type RoundingMode = (typeof ROUNDING_MODES)[number];
+import { ConfigError } from '../core/errors.js';
+import { ROUNDING_MODES } from '../contract/money.js';
+import { loadControls, type ControlDefinition } from '../controls/controls.js';
 
 const ControlConfig = z.object({
   sla_s: z.number().int().nonnegative().optional(),

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { repoPath } from './paths.js';
+import { repoPath } from '../core/paths.js';
 
 /** Currency code → exponent (number of minor-unit digits), plus the table's SHA-256. */
 export interface CurrencyTable {

@@ -18,14 +18,11 @@
  * to DECIMAL(18,9) only when their digits fit it (else to DECIMAL(38,18) directly), and the
  * notional is integer arithmetic on HUGEINT with the configured rounding mode.
  */
-import type { RoundingMode } from './config.js';
-import { currencyTable } from './currency.js';
-import { SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from './datasets.js';
+import type { RoundingMode } from '../contract/money.js';
+import { ident, literal } from '../core/sql-text.js';
+import { currencyTable } from '../contract/currency.js';
+import { SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from '../contract/datasets.js';
 
-/** Quoted SQL identifier. */
-export const q = (n: string) => `"${n.replace(/"/g, '""')}"`;
-/** SQL string literal (only for constants of this file: codes, enum values, patterns). */
-const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** A source column as the fast path sees it: its DuckDB type and an SQL expression reading it. */
 export interface SourceColumn {
@@ -135,11 +132,11 @@ interface ColumnExpr {
  * evaluated only for a non-empty value.
  */
 function textColumn(col: ColumnSpec, t: string): { okNonNull: string; val: string } | NotFast {
-  const full = (re: string) => `regexp_full_match(${t}, ${lit(re)})`;
+  const full = (re: string) => `regexp_full_match(${t}, ${literal(re)})`;
   switch (col.kind) {
     case 'id': return { okNonNull: idOk(t), val: t };
-    case 'enum': return { okNonNull: `${t} IN (${col.values!.map(lit).join(', ')})`, val: t };
-    case 'currency': return { okNonNull: `${t} IN (${[...currencyTable().exponents.keys()].map(lit).join(', ')})`, val: t };
+    case 'enum': return { okNonNull: `${t} IN (${col.values!.map(literal).join(', ')})`, val: t };
+    case 'currency': return { okNonNull: `${t} IN (${[...currencyTable().exponents.keys()].map(literal).join(', ')})`, val: t };
     // Free text: no NUL; non-ASCII text is left to the JS path (it checks for lone surrogates).
     case 'text': return { okNonNull: `(NOT contains(${t}, chr(0)) AND strlen(${t}) = length(${t}))`, val: t };
     case 'bool': return { okNonNull: `${t} IN ('true', 'false')`, val: `(${t} = 'true')` };
@@ -280,7 +277,7 @@ function notionalSql(q9: string, p9: string, E: string, mode: RoundingMode): { o
 function divisorSql(currency: string): string {
   const byExp = new Map<number, string[]>();
   for (const [code, exp] of currencyTable().exponents) if (exp <= 9) byExp.set(exp, [...(byExp.get(exp) ?? []), code]);
-  return `CASE ${[...byExp].map(([exp, codes]) => `WHEN ${currency} IN (${codes.map(lit).join(', ')}) THEN ${POW10[9 - exp]}`).join(' ')} END`;
+  return `CASE ${[...byExp].map(([exp, codes]) => `WHEN ${currency} IN (${codes.map(literal).join(', ')}) THEN ${POW10[9 - exp]}`).join(' ')} END`;
 }
 
 /**
@@ -320,20 +317,20 @@ export function planFast(spec: DatasetSpec, sources: ReadonlyMap<string, SourceC
       const alias = `__tz${joins.length}`;
       joins.push({ alias, zone: textOf(zoneSrc), local: textOf(src) });
       ok = `(${ok} AND ${alias}.off_us IS NOT NULL)`;
-      inner.push(`${alias}.off_us AS ${q(`__off_${col.name}`)}`);
+      inner.push(`${alias}.off_us AS ${ident(`__off_${col.name}`)}`);
     }
     if (SQL_TYPE[col.kind] === undefined) return { reason: `no SQL type for ${col.kind}` };
-    inner.push(`${e.val} AS ${q(col.name)}`);
+    inner.push(`${e.val} AS ${ident(col.name)}`);
     values.push(e.val);
     oks.push(ok);
   }
-  const outer: string[] = spec.columns.map((c) => q(c.name));
+  const outer: string[] = spec.columns.map((c) => ident(c.name));
   const derivedOks: string[] = [];
   const layers: string[][] = [];
   for (const d of derivedColumns(spec)) {
     const local = spec.columns.find((c) => c.utcColumn === d.name);
     if (local) {
-      const utc = `make_timestamp(epoch_us(${q(local.name)}) - ${q(`__off_${local.name}`)})`;
+      const utc = `make_timestamp(epoch_us(${ident(local.name)}) - ${ident(`__off_${local.name}`)})`;
       outer.push(utc);
       derivedOks.push(`${utc} BETWEEN ${TS_MIN} AND ${TS_MAX}`);
     } else if (d.name === 'notional_minor') {
@@ -342,7 +339,7 @@ export function planFast(spec: DatasetSpec, sources: ReadonlyMap<string, SourceC
       const operand = (src: SourceColumn, name: string, alias: string) => {
         const dec = decimalType(src.type);
         if (!dec || dec.width <= 18) return scaled9(src.ref, src.type, format);
-        lookups.push({ alias, column: q(name), value: scaled9('k', src.type, format, 'vk'), ref: src.ref });
+        lookups.push({ alias, column: ident(name), value: scaled9('k', src.type, format, 'vk'), ref: src.ref });
         return `${alias}.v`;
       };
       inner.push(`${operand(qty, 'fill_qty', '__lq')} AS __q9`, `${operand(price, 'price', '__lp')} AS __p9`);

@@ -6,10 +6,11 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { canonicalJson, sha256Hex } from './canonical.js';
-import { DATASETS } from './datasets.js';
-import { repoPath, REPO_ROOT } from './paths.js';
-import { hashFile } from './sources/files.js';
+import { canonicalJson } from '../core/canonical.js';
+import { sha256Hex } from '../core/digest.js';
+import { DATASETS } from '../contract/datasets.js';
+import { repoPath, REPO_ROOT } from '../core/paths.js';
+import { hashFile } from '../core/digest.js';
 
 async function walk(dir: string, pred: (p: string) => boolean): Promise<string[]> {
   const out: string[] = [];

@@ -15,8 +15,8 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { ConfigError, InternalError, isOutOfMemory } from './errors.js';
-import { listDatasetFolder } from './sources/files.js';
+import { ConfigError, InternalError, isOutOfMemory } from '../core/errors.js';
+import { listDatasetFolder } from '../sources/files.js';
 
 /** DuckDB worker threads (the machine's cores). */
 export const DUCKDB_THREADS = 2;

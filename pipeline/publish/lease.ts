@@ -8,9 +8,9 @@
  * on this host and at `expires_at` elsewhere. Grants are kept: they are the lease history.
  */
 import { hostname } from 'node:os';
-import { ConcurrencyError } from './errors.js';
-import { AlreadyExistsError, type ObjectStore } from './store/object-store.js';
-import type { Window } from './window.js';
+import { ConcurrencyError } from '../core/errors.js';
+import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
+import type { Window } from '../contract/window.js';
 
 /** A lease this run holds. */
 export interface Lease {

@@ -14,9 +14,9 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { z } from 'zod';
 import { StatementType, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
-import { ConfigError, InputError, InternalError, invariant } from './errors.js';
-import { repoPath } from './paths.js';
-import { DATASETS } from './datasets.js';
+import { ConfigError, InputError, InternalError, invariant } from '../core/errors.js';
+import { repoPath } from '../core/paths.js';
+import { DATASETS } from '../contract/datasets.js';
 
 const ControlDefinitionSchema = z.object({
   control_id: z.string().regex(/^RC[0-9]{2}$/),

@@ -5,11 +5,12 @@
  * before the manifest leaves only staging, which the next run removes; a run killed after it is
  * rolled forward by the next run, which promotes what is missing. Nothing published is rewritten.
  */
-import { sha256Hex } from './canonical.js';
+import { sha256Hex } from '../core/digest.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AlreadyExistsError, LocalObjectStore, type ObjectStore } from './store/object-store.js';
-import type { OutputObject } from './outputs.js';
+import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
+import { LocalObjectStore } from '../store/local-store.js';
+import type { OutputObject } from '../outputs/outputs.js';
 
 /** Stages local output files under `_staging/<run_id>/<final key>`. */
 export async function stageOutputs(store: ObjectStore, runId: string, outputs: readonly OutputObject[]): Promise<void> {

@@ -19,16 +19,17 @@
  */
 import { link, symlink } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { Config } from './config.js';
-import type { DatasetSpec } from './datasets.js';
-import { ChunkAppender } from './load-chunks.js';
-import { planFast, q, type FastPlan, type NotFast, type SourceColumn, type ZoneJoin } from './load-sql.js';
-import { ianaZone, mapRecordLocalTime } from './local-time.js';
-import type { CsvShape } from './sources/csv-fast.js';
-import { parquetTimeColumns, subMicrosecondValues, type ParquetTimeColumn } from './sources/parquet-time.js';
-import { RAW_KEEP_CHARS, readParquet, type ReadEvent } from './sources/readers.js';
-import { inTimestampRange, parseLocalTimestamp } from './values.js';
-import { isOutOfMemory } from './errors.js';
+import type { LoadRules } from '../contract/money.js';
+import type { DatasetSpec } from '../contract/datasets.js';
+import { ChunkAppender } from './chunks.js';
+import { ident } from '../core/sql-text.js';
+import { planFast, type FastPlan, type NotFast, type SourceColumn, type ZoneJoin } from './fast-path-sql.js';
+import { ianaZone, mapRecordLocalTime } from '../contract/local-time.js';
+import type { CsvShape } from '../sources/csv-fast.js';
+import { parquetTimeColumns, subMicrosecondValues, type ParquetTimeColumn } from '../sources/parquet-time.js';
+import { RAW_KEEP_CHARS, readParquet, type ReadEvent } from '../sources/readers.js';
+import { inTimestampRange, parseLocalTimestamp } from '../contract/values.js';
+import { isOutOfMemory } from '../core/errors.js';
 
 /** Table holding, per (zone, local hour), the UTC offset of an hour with no DST transition in it. */
 const ZONE_TABLE = '__ld_tz';
@@ -62,7 +63,7 @@ export interface FastLoad {
 export interface FastTarget {
   readonly conn: DuckDBConnection;
   readonly spec: DatasetSpec;
-  readonly config: Config;
+  readonly config: LoadRules;
   readonly rawTable: string;
   readonly relPath: string;
   readonly stagedPath: string;
@@ -122,7 +123,7 @@ async function insertAccepted(t: FastTarget, plan: FastPlan, from: string, scan:
   let inner = `SELECT ${plan.inner}, __row${extra.map((c) => `, s.${c}`).join('')} FROM ${from}${joinSql(plan, scan)}`;
   for (const layer of plan.layers) inner = `SELECT *, ${layer.join(', ')} FROM (${inner})`;
   const ins = await t.conn.run(
-    `INSERT INTO ${q(t.rawTable)} SELECT ${plan.outer.join(', ')}, ${sourceExpr('__row')} FROM (${inner}) WHERE ${plan.ok}`,
+    `INSERT INTO ${ident(t.rawTable)} SELECT ${plan.outer.join(', ')}, ${sourceExpr('__row')} FROM (${inner}) WHERE ${plan.ok}`,
     [t.relPath],
   );
   const inserted = ins.rowsChanged;
@@ -133,7 +134,7 @@ async function insertAccepted(t: FastTarget, plan: FastPlan, from: string, scan:
 
 /** Deletes the rows this file put in the raw table (used when the counts do not add up). */
 async function undoInsert(t: FastTarget): Promise<void> {
-  await t.conn.run(`DELETE FROM ${q(t.rawTable)} WHERE substr(_source, 1, length(_source) - 13) = $1`, [t.relPath]);
+  await t.conn.run(`DELETE FROM ${ident(t.rawTable)} WHERE substr(_source, 1, length(_source) - 13) = $1`, [t.relPath]);
 }
 
 /** Drops the helper tables of the fast path (end of a load). */
@@ -198,7 +199,7 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
       const below = await subMicrosecondValues(stagedPath, time.get(col.name)!.parquetName, 1).catch((e: Error) => e);
       if (below instanceof Error || below.size) return { reason: `column ${col.name} holds nanoseconds DuckDB would truncate (the JS reader reports them)` };
     }
-    sources.set(col.name, { type: found[0].type, ref: `s.${q(col.name)}` });
+    sources.set(col.name, { type: found[0].type, ref: `s.${ident(col.name)}` });
   }
   const plan = planFast(spec, sources, 'parquet', t.config.rounding_mode);
   if ('reason' in plan) return plan;
@@ -211,7 +212,7 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
     if (mode === 'view') {
       // One checking pass keeps the numbers of the records the SQL does not accept and the
       // duplicate hash of the others (the same typed values and columns as the view's).
-      const key = spec.columns.filter((c) => c.name !== spec.deliveryColumn).map((c) => q(c.name)).join(', ');
+      const key = spec.columns.filter((c) => c.name !== spec.deliveryColumn).map((c) => ident(c.name)).join(', ');
       await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_chk AS SELECT CASE WHEN ${plan.ok} THEN hash(${key}) END AS h, CASE WHEN NOT (${plan.ok}) THEN __row END AS r FROM (SELECT ${plan.inner}, __row FROM ${from})`);
       await conn.run(`CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} AS SELECT r AS __row FROM __ld_chk WHERE r IS NOT NULL`);
       const rejected = await countOf(conn, `SELECT count(*) FROM ${REJECT_TABLE}`);

@@ -2,7 +2,7 @@
  * Run windows (CONTRACT §3): one UTC half-open interval [start, end), start ≤ t < end. `--date D`
  * is [D 00:00Z, D+1 00:00Z); `--window START/END` takes two zoned timestamps of CONTRACT §1.
  */
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../core/errors.js';
 import { epochDays, formatMicros, parseTimestamp } from './values.js';
 
 /** A run window in microseconds since the epoch, UTC, with its ISO texts. */

@@ -18,10 +18,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { hashFile } from './sources/files.js';
-import { ChunkAppender } from './load-chunks.js';
-import { ident } from './load.js';
-import { InternalError } from './errors.js';
+import { hashFile } from '../core/digest.js';
+import { ChunkAppender } from '../load/chunks.js';
+import { ident, literal } from '../core/sql-text.js';
+import { InternalError } from '../core/errors.js';
 
 /** One output object: table, final store key, local staged file, SHA-256, size and row count. */
 export interface OutputObject {
@@ -95,11 +95,9 @@ export function assertOutputTable(table: string, cols: readonly OutputColumn[]):
   }
 }
 
-const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
-
 function typedExpr(table: string, c: OutputColumn): string {
   const col = ident(c.name);
-  const bad = (form: string) => `error(${sqlText(`output ${table}.${c.name}: value is not ${form}: `)} || ${col})`;
+  const bad = (form: string) => `error(${literal(`output ${table}.${c.name}: value is not ${form}: `)} || ${col})`;
   const d = decimalType(c.parquet);
   if (d) {
     const intDigits = d.precision - d.scale;

@@ -16,9 +16,9 @@
  * File names still never reach SQL: `_source` reads the name from FILES_TABLE.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { DatasetSpec } from './datasets.js';
-import { REJECT_TABLE, VIEW_HASH_TABLE } from './load-fast.js';
-import { q } from './load-sql.js';
+import type { DatasetSpec } from '../contract/datasets.js';
+import { REJECT_TABLE, VIEW_HASH_TABLE } from './fast-path.js';
+import { ident } from '../core/sql-text.js';
 
 /** File number → source-relative name, for `_source` in views (kept for the whole run). */
 const FILES_TABLE = '__ld_files';
@@ -52,7 +52,7 @@ export async function registerViewFile(conn: DuckDBConnection, f: ViewFile): Pro
 /** Drops the table or view called `name`, whichever it is. */
 export async function dropRelation(conn: DuckDBConnection, name: string): Promise<void> {
   const r = await conn.runAndReadAll(`SELECT table_type FROM information_schema.tables WHERE table_schema = 'main' AND table_name = $1`, [name]);
-  for (const [type] of r.getRows()) await conn.run(`DROP ${String(type) === 'VIEW' ? 'VIEW' : 'TABLE'} ${q(name)}`);
+  for (const [type] of r.getRows()) await conn.run(`DROP ${String(type) === 'VIEW' ? 'VIEW' : 'TABLE'} ${ident(name)}`);
 }
 
 /**
@@ -61,7 +61,7 @@ export async function dropRelation(conn: DuckDBConnection, name: string): Promis
  */
 function fileSelect(spec: DatasetSpec, f: ViewFile, excluded: boolean): string {
   if (!/^[A-Za-z0-9_\-/.]+$/.test(f.stagedPath)) throw new Error('internal: unsafe staged path');
-  const cols = spec.columns.map((c, i) => `${f.values[i]} AS ${q(c.name)}`).join(', ');
+  const cols = spec.columns.map((c, i) => `${f.values[i]} AS ${ident(c.name)}`).join(', ');
   const source = `(SELECT name FROM ${FILES_TABLE} WHERE fid = ${f.fid}) || ':' || lpad((file_row_number + 1)::VARCHAR, 12, '0') AS _source`;
   const where = excluded ? ` WHERE file_row_number + 1 NOT IN (SELECT "row" FROM ${EXCLUDED_TABLE} WHERE fid = ${f.fid})` : '';
   return `SELECT ${cols}, ${source}, file_row_number + 1 AS __row FROM read_parquet('${f.stagedPath}', file_row_number = true) s${where}`;
@@ -80,13 +80,13 @@ async function excludedFids(conn: DuckDBConnection): Promise<Set<number>> {
  * it becomes the side table `<dataset>__tab`. Returns the count of rows and of deliveries.
  */
 export async function finishViewDataset(conn: DuckDBConnection, spec: DatasetSpec, files: readonly ViewFile[], columns: readonly string[]): Promise<{ rows: number; deliveries: number }> {
-  const raw = q(`${spec.name}__raw`);
+  const raw = ident(`${spec.name}__raw`);
   const tab = `${spec.name}__tab`;
-  const key = columns.filter((c) => c !== spec.deliveryColumn).map(q).join(', ');
+  const key = columns.filter((c) => c !== spec.deliveryColumn).map(ident).join(', ');
   let excluded = await excludedFids(conn);
   const all = () => [
-    ...files.map((f) => `SELECT ${columns.map(q).join(', ')}, _source, ${f.fid} AS __fid, __row FROM (${fileSelect(spec, f, excluded.has(f.fid))})`),
-    `SELECT ${columns.map(q).join(', ')}, _source, 0 AS __fid, rowid AS __row FROM ${raw}`,
+    ...files.map((f) => `SELECT ${columns.map(ident).join(', ')}, _source, ${f.fid} AS __fid, __row FROM (${fileSelect(spec, f, excluded.has(f.fid))})`),
+    `SELECT ${columns.map(ident).join(', ')}, _source, 0 AS __fid, rowid AS __row FROM ${raw}`,
   ].join(' UNION ALL ');
   // The files' hashes were kept by their checking pass (VIEW_HASH_TABLE); the side table's are computed here.
   await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (h UBIGINT)`);
@@ -95,7 +95,7 @@ export async function finishViewDataset(conn: DuckDBConnection, spec: DatasetSpe
   const dupHashes = Number((await conn.runAndReadAll('SELECT count(*) FROM __ld_dup')).getRows()[0][0]);
   await dropRelation(conn, tab);
   if (dupHashes > 0) {
-    const select = columns.map((c) => (c === spec.deliveryColumn ? `min(${q(c)}) AS ${q(c)}` : q(c))).join(', ');
+    const select = columns.map((c) => (c === spec.deliveryColumn ? `min(${ident(c)}) AS ${ident(c)}` : ident(c))).join(', ');
     // One more pass over the files keeps the (few) records whose hash repeats, whole; they are
     // grouped by their typed values, so a hash collision never merges two different records.
     await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dm AS SELECT * FROM (${all()}) WHERE hash(${key}) IN (SELECT h FROM __ld_dup)`);
@@ -104,18 +104,18 @@ export async function finishViewDataset(conn: DuckDBConnection, spec: DatasetSpe
     await conn.run(`INSERT INTO ${EXCLUDED_TABLE} SELECT __fid, __row FROM __ld_dm WHERE __fid <> 0`);
     excluded = await excludedFids(conn);
   }
-  await conn.run(`ALTER TABLE ${raw} RENAME TO ${q(tab)}`);
-  await conn.run(`ALTER TABLE ${q(tab)} ADD COLUMN _deliveries BIGINT DEFAULT 1`);
+  await conn.run(`ALTER TABLE ${raw} RENAME TO ${ident(tab)}`);
+  await conn.run(`ALTER TABLE ${ident(tab)} ADD COLUMN _deliveries BIGINT DEFAULT 1`);
   if (dupHashes > 0) {
-    await conn.run(`INSERT INTO ${q(tab)} SELECT * FROM __ld_grp`);
+    await conn.run(`INSERT INTO ${ident(tab)} SELECT * FROM __ld_grp`);
     await conn.run('DROP TABLE __ld_grp');
     await conn.run('DROP TABLE __ld_dm');
   }
   await conn.run('DROP TABLE __ld_dup');
   const parts = files.map((f) => `SELECT * EXCLUDE (__row), 1::BIGINT AS _deliveries FROM (${fileSelect(spec, f, excluded.has(f.fid))})`);
   await dropRelation(conn, spec.name);
-  await conn.run(`CREATE VIEW ${q(spec.name)} AS ${[...parts, `SELECT * FROM ${q(tab)}`].join(' UNION ALL ')}`);
-  const r = await conn.runAndReadAll(`SELECT count(*)::VARCHAR, coalesce(sum(_deliveries), 0)::VARCHAR FROM ${q(spec.name)}`);
+  await conn.run(`CREATE VIEW ${ident(spec.name)} AS ${[...parts, `SELECT * FROM ${ident(tab)}`].join(' UNION ALL ')}`);
+  const r = await conn.runAndReadAll(`SELECT count(*)::VARCHAR, coalesce(sum(_deliveries), 0)::VARCHAR FROM ${ident(spec.name)}`);
   const [n, d] = r.getRows()[0];
   return { rows: Number(n), deliveries: Number(d) };
 }

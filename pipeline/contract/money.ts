@@ -3,8 +3,16 @@
  * scaled bigints, rounded once at the currency exponent with the configured mode. No float, no
  * decimal.js precision limit: DECIMAL(38,18) × DECIMAL(38,18) is an exact bigint of scale 36.
  */
-import type { RoundingMode } from './config.js';
 import { DECIMAL_SCALE } from './values.js';
+
+/** Rounding modes for price × quantity → minor units; names as in decimal.js. */
+export const ROUNDING_MODES = ['HALF_EVEN', 'HALF_UP', 'HALF_DOWN', 'UP', 'DOWN', 'CEIL', 'FLOOR'] as const;
+export type RoundingMode = (typeof ROUNDING_MODES)[number];
+
+/** The configuration that changes how a record is typed on load (CONTRACT §1 money conversion): the notional's rounding mode. */
+export interface LoadRules {
+  readonly rounding_mode: RoundingMode;
+}
 
 /** Divides n by d (d > 0) and rounds the quotient with `mode`. Exact for any size. */
 export function roundDiv(n: bigint, d: bigint, mode: RoundingMode): bigint {

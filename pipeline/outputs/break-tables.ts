@@ -11,14 +11,14 @@
  * The snapshot therefore holds every event up to this run's openings and reopenings; a VERIFIED
  * event the run itself appends after publishing its manifest appears in the next run's snapshot.
  */
-import type { Config } from '../config.js';
-import type { ControlDefinition } from '../controls.js';
-import type { OutputColumn } from '../outputs.js';
+import type { Config } from '../config/config.js';
+import type { ControlDefinition } from '../controls/controls.js';
+import type { OutputColumn } from './outputs.js';
 import type { ObjectStore } from '../store/object-store.js';
-import { canonicalJson } from '../canonical.js';
-import { formatMicros, parseTimestamp } from '../values.js';
-import { BreakStore } from './break-store.js';
-import { summarizeBreak } from './break-summary.js';
+import { canonicalJson } from '../core/canonical.js';
+import { formatMicros, parseTimestamp } from '../contract/values.js';
+import { BreakStore } from '../breaks/break-store.js';
+import { summarizeBreak } from '../breaks/break-summary.js';
 
 const col = (name: string, parquet: string): OutputColumn => ({ name, parquet });
 const ts = (name: string): OutputColumn[] => [col(name, 'TIMESTAMP_MS'), col(`${name}_text`, 'VARCHAR')];

@@ -11,13 +11,14 @@
  * NOT_READY windows run again on the next call (catch-up). The inputs fingerprint is still
  * recorded in every manifest, so an auditor can tell which runs saw the same inputs.
  */
-import { DATASETS } from './datasets.js';
-import { codeFingerprint, controlFileHashes, inputsFingerprint } from './fingerprint.js';
-import { listManifests } from './manifest.js';
-import { hashFile, listDatasetFolder } from './sources/files.js';
-import type { ObjectStore } from './store/object-store.js';
-import { ConfigError } from './errors.js';
-import { makeWindow, type Window } from './window.js';
+import { DATASETS } from '../contract/datasets.js';
+import { codeFingerprint, controlFileHashes, inputsFingerprint } from '../publish/fingerprint.js';
+import { listManifests } from '../store/manifests.js';
+import { listDatasetFolder } from '../sources/files.js';
+import { hashFile } from '../core/digest.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { ConfigError } from '../core/errors.js';
+import { makeWindow, type Window } from '../contract/window.js';
 
 export type Plan = 'nightly' | 'intraday';
 

@@ -1,8 +1,7 @@
 /**
- * Canonical JSON (RFC 8785, JCS) and SHA-256 helpers. Every manifest, break event and digest is
- * hashed over its canonical bytes, so that equal content gives equal bytes on any machine.
+ * Canonical JSON (RFC 8785, JCS). Every manifest, break event and digest is hashed over its
+ * canonical bytes, so that equal content gives equal bytes on any machine.
  */
-import { createHash } from 'node:crypto';
 import canonicalizeImport from 'canonicalize';
 
 const canonicalizeFn = canonicalizeImport as unknown as (v: unknown) => string | undefined;
@@ -12,9 +11,4 @@ export function canonicalJson(value: unknown): string {
   const s = canonicalizeFn(value);
   if (s === undefined) throw new Error('value cannot be canonicalized');
   return s;
-}
-
-/** SHA-256 hex of a string or bytes. */
-export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
 }

@@ -1,0 +1,88 @@
+/**
+ * `reckon manifest verify` (CONTRACT §6): every manifest of a store checked in chain order —
+ * canonical bytes, published digest, schema, sequence, links, outputs and still-present inputs.
+ */
+import { join } from 'node:path';
+import { canonicalJson } from '../core/canonical.js';
+import { hashFile, sha256Hex } from '../core/digest.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
+
+/**
+ * Re-hashes the inputs a manifest lists, where they are still present in a local source folder:
+ * an input that exists but no longer matches its recorded SHA-256 is a problem; a missing one is not
+ * (extracts are not kept forever).
+ */
+async function verifyInputs(key: string, doc: ManifestV1): Promise<VerifyProblem[]> {
+  const root = doc.sources.location;
+  if (root.startsWith('s3://')) return [];
+  const problems: VerifyProblem[] = [];
+  for (const d of Object.values(doc.sources.datasets)) {
+    const listed = [...d.objects, ...(((d as { control_files?: { path: string; sha256: string }[] }).control_files) ?? [])];
+    for (const o of listed) {
+      let actual: string;
+      try { actual = (await hashFile(join(root, ...o.path.split('/')))).sha256; } catch { continue; }
+      if (o.sha256 && actual !== o.sha256) problems.push({ key, problem: `input ${o.path} changed since the run: SHA-256 ${actual} ≠ recorded ${o.sha256}` });
+    }
+  }
+  return problems;
+}
+
+/** One finding of `manifest verify`. */
+export interface VerifyProblem {
+  readonly key: string;
+  readonly problem: string;
+}
+
+/**
+ * Verifies every manifest of the store in chain order (or up to and including `runId`): canonical
+ * bytes, recorded digest, schema, contiguous sequence, previous-manifest links, and the SHA-256 of
+ * every output object it lists. Returns the problems found, first broken link first.
+ */
+export async function verifyManifests(store: ObjectStore, runId?: string, opts: { inputs?: boolean } = {}): Promise<{ checked: number; problems: VerifyProblem[] }> {
+  const keys = (await store.list('manifests')).filter((k) => k.endsWith('.json')).sort();
+  const problems: VerifyProblem[] = [];
+  let previous: string | null = null;
+  let expectedSeq = 1;
+  let checked = 0;
+  for (const key of keys) {
+    const name = key.split('/').pop()!;
+    const m = /^([0-9]{8})-(.+)\.json$/.exec(name);
+    if (!m) { problems.push({ key, problem: 'name is not <sequence>-<run_id>.json' }); continue; }
+    const bytes = (await store.get(key))!;
+    const sha = sha256Hex(bytes);
+    checked += 1;
+    const seq = Number(m[1]);
+    if (seq !== expectedSeq) problems.push({ key, problem: `sequence ${seq} where ${expectedSeq} was expected: a manifest is missing or out of order` });
+    const side = await store.get(key.replace(/\.json$/, '.sha256'));
+    if (!side) problems.push({ key, problem: 'its .sha256 digest file is missing' });
+    else if (side.toString('utf8').split(/\s+/)[0] !== sha) problems.push({ key, problem: `SHA-256 ${sha} differs from the published digest ${side.toString('utf8').split(/\s+/)[0]}: the manifest was edited` });
+    let doc: ManifestV1 | undefined;
+    try {
+      const parsed = JSON.parse(bytes.toString('utf8'));
+      if (canonicalJson(parsed) !== bytes.toString('utf8')) problems.push({ key, problem: 'bytes are not canonical JSON (RFC 8785)' });
+      doc = parseManifest(parsed);
+    } catch (e) {
+      problems.push({ key, problem: `not a readable version-1 manifest: ${(e as Error).message.split('\n')[0]}` });
+    }
+    if (doc) {
+      if (doc.run_id !== m[2]) problems.push({ key, problem: `run_id ${doc.run_id} does not match the file name` });
+      if (doc.chain.sequence !== seq) problems.push({ key, problem: `records sequence ${doc.chain.sequence}, file name says ${seq}` });
+      if (doc.chain.previous_manifest_sha256 !== previous) problems.push({ key, problem: `previous_manifest_sha256 ${doc.chain.previous_manifest_sha256} does not match the preceding manifest ${previous}: the chain is broken` });
+      for (const o of doc.outputs) {
+        const body = await store.get(o.key);
+        // A run stopped between its manifest and the promotion of its outputs leaves them staged
+        // until the next run rolls it forward: intact, just not promoted yet.
+        const staged = body ? undefined : await store.get(`_staging/${doc.run_id}/${o.key}`);
+        if (!body && staged && sha256Hex(staged) === o.sha256) continue;
+        if (!body) problems.push({ key, problem: `output ${o.key} is missing` });
+        else if (sha256Hex(body) !== o.sha256) problems.push({ key, problem: `output ${o.key} was edited: SHA-256 ${sha256Hex(body)} ≠ ${o.sha256}` });
+      }
+    }
+    if (doc && opts.inputs !== false) for (const p of await verifyInputs(key, doc)) problems.push(p);
+    previous = sha;
+    expectedSeq = seq + 1;
+    if (runId && m[2] === runId) break;
+  }
+  return { checked, problems };
+}

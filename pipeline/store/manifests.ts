@@ -1,0 +1,36 @@
+/**
+ * Reading the published manifest chain of a store (CONTRACT §6): its head, one run's manifest,
+ * every manifest in chain order. Writing is publish/manifest-chain.ts; checking is
+ * publish/verify-chain.ts.
+ */
+import { sha256Hex } from '../core/digest.js';
+import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
+import type { ObjectStore } from './object-store.js';
+
+/** The chain head: last sequence number and its manifest's SHA-256 (0 and null for an empty store). */
+export async function chainHead(store: ObjectStore): Promise<{ sequence: number; sha256: string | null; key: string | null }> {
+  const keys = (await store.list('manifests')).filter((k) => /\/[0-9]{8}-[^/]+\.json$/.test(k)).sort();
+  if (keys.length === 0) return { sequence: 0, sha256: null, key: null };
+  const key = keys[keys.length - 1];
+  const bytes = (await store.get(key))!;
+  return { sequence: Number(key.split('/').pop()!.slice(0, 8)), sha256: sha256Hex(bytes), key };
+}
+
+/** The published manifest of `runId`, with its key and SHA-256, or undefined. */
+export async function findManifest(store: ObjectStore, runId: string): Promise<{ key: string; sha256: string; manifest: ManifestV1 } | undefined> {
+  const key = (await store.list('manifests')).find((k) => k.endsWith(`-${runId}.json`) && /\/[0-9]{8}-/.test(k));
+  if (!key) return undefined;
+  const bytes = (await store.get(key))!;
+  return { key, sha256: sha256Hex(bytes), manifest: parseManifest(JSON.parse(bytes.toString('utf8'))) };
+}
+
+/** Every published manifest in chain order (key, SHA-256, parsed document). */
+export async function listManifests(store: ObjectStore): Promise<{ key: string; sha256: string; manifest: ManifestV1 }[]> {
+  const keys = (await store.list('manifests')).filter((k) => /\/[0-9]{8}-[^/]+\.json$/.test(k)).sort();
+  const out = [];
+  for (const key of keys) {
+    const bytes = (await store.get(key))!;
+    out.push({ key, sha256: sha256Hex(bytes), manifest: parseManifest(JSON.parse(bytes.toString('utf8'))) });
+  }
+  return out;
+}

@@ -1,0 +1,103 @@
+/**
+ * The layout shows the data flow (docs/architecture.md): every folder under `pipeline/` is one
+ * stage, and a stage imports only itself and the stages before it in STAGES. The test reads every
+ * import (static, `export … from` and dynamic `import()`) of `pipeline/` and fails on an import
+ * that runs against the flow, on a file outside a known stage, and on any import cycle.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './helpers/cli.js';
+
+/** The stages in flow order; side rooms (schedule … generate) and the command line come last. */
+export const STAGES = [
+  'core', 'contract', 'store', 'sources', 'load', 'controls', 'config', 'breaks', 'outputs', 'publish', 'run',
+  'schedule', 'report', 'evidence', 'athena', 'import', 'generate', 'cli',
+] as const;
+
+const PIPELINE = join(ROOT, 'pipeline');
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    return e.isDirectory() ? tsFiles(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** Repository-relative paths of the TypeScript files `file` imports by a relative specifier. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specs = [...text.matchAll(/(?:\bfrom\s+|\bimport\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)].map((m) => m[1]);
+  return specs.map((s) => relative(ROOT, normalize(join(dirname(file), s))).replace(/\.js$/, '.ts'));
+}
+
+const stageOf = (rel: string) => (rel.startsWith('pipeline/') ? rel.split('/')[1] : undefined);
+
+type Graph = ReadonlyMap<string, readonly string[]>;
+
+/** Imports of `graph` that run against the flow (or leave the known stages), as `from -> to`. */
+function againstFlow(graph: Graph): string[] {
+  const against: string[] = [];
+  for (const [file, deps] of graph) {
+    const from = STAGES.indexOf(stageOf(file) as never);
+    for (const dep of deps) {
+      const stage = stageOf(dep);
+      if (stage === undefined) continue; // manifests/ (the schema) imports nothing of pipeline/
+      const to = STAGES.indexOf(stage as never);
+      if (from < 0 || to < 0 || to > from) against.push(`${file} -> ${dep}`);
+    }
+  }
+  return against;
+}
+
+/** Every cycle found by a depth-first walk of `graph`, as `a -> b -> a`. */
+function cyclesOf(graph: Graph): string[] {
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (n: string) => {
+    state.set(n, 'open');
+    path.push(n);
+    for (const d of graph.get(n) ?? []) {
+      if (!graph.has(d)) continue;
+      if (state.get(d) === 'open') cycles.push([...path.slice(path.indexOf(d)), d].join(' -> '));
+      else if (!state.has(d)) visit(d);
+    }
+    path.pop();
+    state.set(n, 'done');
+  };
+  for (const f of [...graph.keys()].sort()) if (!state.has(f)) visit(f);
+  return cycles;
+}
+
+const graph: Graph = new Map(tsFiles(PIPELINE).map((f) => [relative(ROOT, f), importsOf(f)]));
+
+describe('the pipeline layout', () => {
+  it('has only stage folders at the top of pipeline/ (and the reference data folder)', () => {
+    const top = readdirSync(PIPELINE, { withFileTypes: true }).map((e) => `${e.name}${e.isDirectory() ? '/' : ''}`);
+    expect(top.filter((n) => !n.endsWith('/'))).toEqual([]);
+    expect(top.filter((n) => !STAGES.includes(n.slice(0, -1) as never)).sort()).toEqual(['reference/']);
+  });
+
+  it('imports go with the flow: a stage imports only itself and earlier stages', () => {
+    expect(againstFlow(graph)).toEqual([]);
+  });
+
+  it('has no import cycle', () => {
+    expect(cyclesOf(graph)).toEqual([]);
+  });
+
+  it('reads every form of import, and the checks find a backward import, an unknown room and a cycle', () => {
+    expect(importsOf(join(PIPELINE, 'cli', 'main.ts'))).toContain('pipeline/core/errors.ts');
+    // Dynamic import() counts: main.ts loads each command module lazily.
+    expect(importsOf(join(PIPELINE, 'cli', 'main.ts'))).toContain('pipeline/cli/run-command.ts');
+    const fake: Graph = new Map([
+      ['pipeline/load/a.ts', ['pipeline/breaks/b.ts', 'manifests/v1/schema.ts']],
+      ['pipeline/breaks/b.ts', ['pipeline/load/a.ts']],
+      ['pipeline/misc/c.ts', []],
+      ['pipeline/core/d.ts', ['pipeline/misc/c.ts']],
+    ]);
+    expect(againstFlow(fake)).toEqual(['pipeline/load/a.ts -> pipeline/breaks/b.ts', 'pipeline/core/d.ts -> pipeline/misc/c.ts']);
+    expect(cyclesOf(fake)).toEqual(['pipeline/breaks/b.ts -> pipeline/load/a.ts -> pipeline/breaks/b.ts']);
+  });
+});
