@@ -10,8 +10,3 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: s
     throw new ConfigError((e as Error).message);
   }
 }
-
-/** Writes a JSON document to stdout followed by a newline. */
-export function printJson(doc: unknown): void {
-  process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
-}

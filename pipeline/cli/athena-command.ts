@@ -12,19 +12,21 @@
  */
 import { ConfigError, ReckonError } from '../core/errors.js';
 import { athenaDdl, ddlScript } from '../athena/ddl.js';
-import { parse, printJson } from './args.js';
+import { parse } from './args.js';
+import { printJson, type CliIo } from './io.js';
+import type { CommandContext } from './main.js';
 
 const USAGE = `usage:
   reckon athena ddl --store s3://bucket/prefix [--database reckon] [--since YYYY-MM-DD] [--json]
   reckon athena query "SQL" --workgroup W [--output s3://bucket/results/] [--database D] [--timeout-s 300] [--json]`;
 
 /** Runs `reckon athena` with `argv` (after the subcommand). Returns the exit code. */
-export async function command(argv: string[]): Promise<number> {
+export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === '--help' || sub === '-h' || sub === 'help') { process.stdout.write(`${USAGE}\n`); return 0; }
+  if (sub === '--help' || sub === '-h' || sub === 'help') { io.stdout(`${USAGE}\n`); return 0; }
   try {
-    if (sub === 'ddl') return await ddl(rest);
-    if (sub === 'query') return await query(rest);
+    if (sub === 'ddl') return await ddl(rest, io);
+    if (sub === 'query') return await query(rest, io);
   } catch (e) {
     if (e instanceof ReckonError) throw e;
     throw new ConfigError(`reckon athena ${sub}: ${(e as Error).message} (check AWS_REGION, credentials and the endpoint)`);
@@ -32,7 +34,7 @@ export async function command(argv: string[]): Promise<number> {
   throw new ConfigError(`reckon athena needs ddl or query\n${USAGE}`);
 }
 
-async function ddl(argv: string[]): Promise<number> {
+async function ddl(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(argv, {
     store: { type: 'string' }, database: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean' },
   }, true);
@@ -43,12 +45,12 @@ async function ddl(argv: string[]): Promise<number> {
   const store = await openStore(values.store);
   const tables = await discoverOutputTables(store);
   const statements = athenaDdl(tables, { database: values.database ?? 'reckon', store: values.store, since: values.since });
-  if (values.json) printJson({ database: values.database ?? 'reckon', store: values.store, statements });
-  else process.stdout.write(ddlScript(statements));
+  if (values.json) printJson(io, { database: values.database ?? 'reckon', store: values.store, statements });
+  else io.stdout(ddlScript(statements));
   return 0;
 }
 
-async function query(argv: string[]): Promise<number> {
+async function query(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(argv, {
     workgroup: { type: 'string' }, output: { type: 'string' }, database: { type: 'string' }, 'timeout-s': { type: 'string' }, json: { type: 'boolean' },
   }, true);
@@ -62,7 +64,7 @@ async function query(argv: string[]): Promise<number> {
     workgroup: values.workgroup, outputLocation: values.output, database: values.database, deadlineMs: Number(timeout) * 1000,
   });
   if (values.json) {
-    printJson({
+    printJson(io, {
       query_execution_id: result.queryExecutionId, state: result.state, columns: result.columns,
       rows: result.rows.map((r) => Object.fromEntries(result.columns.map((c, i) => [c.name, r[i] ?? null]))),
       statistics: result.statistics,
@@ -70,8 +72,8 @@ async function query(argv: string[]): Promise<number> {
   } else {
     const cell = (v: string | null) => (v === null ? 'NULL' : v.replace(/[\t\n\r\\]/g, (ch) => ({ '\t': '\\t', '\n': '\\n', '\r': '\\r', '\\': '\\\\' } as Record<string, string>)[ch]));
     const lines = [result.columns.map((c) => c.name).join('\t'), ...result.rows.map((r) => r.map(cell).join('\t'))];
-    process.stdout.write(`${lines.join('\n')}\n`);
-    process.stderr.write(`reckon: athena query ${result.queryExecutionId}: ${result.rows.length} row(s)\n`);
+    io.stdout(`${lines.join('\n')}\n`);
+    io.stderr(`reckon: athena query ${result.queryExecutionId}: ${result.rows.length} row(s)\n`);
   }
   return 0;
 }

@@ -4,7 +4,6 @@
  * expects; a refusal names its rule (exit 2), a lost race exits 6. See docs/breaks.md.
  */
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../config/config.js';
 import { loadControls, type ControlDefinition } from '../controls/controls.js';
 import { ConfigError } from '../core/errors.js';
@@ -14,7 +13,9 @@ import { BreakStore, type BreakRecord } from '../breaks/break-store.js';
 import { summarizeBreak, type BreakSummary } from '../breaks/break-summary.js';
 import { BREAK_STATES, isBreakState, type BreakState } from '../breaks/states.js';
 import { findEvidenceRun, planTransition, type TransitionRequest } from '../breaks/transitions.js';
-import { parse, printJson } from './args.js';
+import { parse } from './args.js';
+import { localOrRemote, printJson, type CliIo } from './io.js';
+import type { CommandContext } from './main.js';
 
 export const BREAKS_USAGE = `usage:
   reckon breaks list [--state S[,S…]] [--control RC01[,…]] [--kind K[,…]] [--store DIR] [--config FILE] [--json]
@@ -31,13 +32,13 @@ stale (another transition landed first), 70 internal error.
 const COMMON = { store: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } } as const;
 
 /** Runs `reckon breaks …` with `argv` (after `breaks`); returns the exit code (CONTRACT §7). */
-export async function command(argv: string[]): Promise<number> {
+export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === '--help' || sub === '-h' || sub === 'help') { process.stdout.write(BREAKS_USAGE); return 0; }
+  if (sub === '--help' || sub === '-h' || sub === 'help') { io.stdout(BREAKS_USAGE); return 0; }
   switch (sub) {
-    case 'list': return list(rest);
-    case 'show': return show(rest);
-    case 'advance': return advance(rest);
+    case 'list': return list(rest, io);
+    case 'show': return show(rest, io);
+    case 'advance': return advance(rest, io);
     default: throw new ConfigError(`${sub ? `unknown breaks subcommand '${sub}'` : 'reckon breaks needs a subcommand'}\n${BREAKS_USAGE}`);
   }
 }
@@ -48,44 +49,44 @@ interface Context {
   readonly controls: readonly ControlDefinition[];
 }
 
-async function context(values: { store?: string; config?: string }): Promise<Context> {
+async function context(values: { store?: string; config?: string }, io: CliIo): Promise<Context> {
   const location = values.store ?? 'var/reckon';
-  if (!location.startsWith('s3://') && !existsSync(resolve(location))) throw new ConfigError(`--store ${location}: no store there`);
-  const store = await openStore(location.startsWith('s3://') ? location : resolve(location));
+  if (!location.startsWith('s3://') && !existsSync(localOrRemote(io, location))) throw new ConfigError(`--store ${location}: no store there`);
+  const store = await openStore(localOrRemote(io, location));
   const { config } = await loadConfig(values.config);
   return { store, config, controls: loadControls() };
 }
 
 const csv = (v: string | undefined) => (v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean));
 
-async function list(argv: string[]): Promise<number> {
+async function list(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse(argv, { ...COMMON, state: { type: 'string' }, control: { type: 'string' }, kind: { type: 'string' } });
   const states = csv(values.state)?.map((s) => s.toUpperCase());
   for (const s of states ?? []) if (!isBreakState(s)) throw new ConfigError(`--state ${s} is not a break state; states: ${BREAK_STATES.join(', ')}`);
   const controls = csv(values.control)?.map((c) => c.toUpperCase());
   const kinds = csv(values.kind);
-  const ctx = await context(values);
+  const ctx = await context(values, io);
   const summaries = (await new BreakStore(ctx.store).readAll())
     .filter((r) => (!states || states.includes(r.state)) && (!controls || controls.includes(r.control_id)) && (!kinds || kinds.includes(r.kind)))
     .map((r) => summarizeBreak(r, ctx))
     .sort((a, b) => cmp(a.control_id, b.control_id) || cmp(a.kind, b.kind) || cmp(a.key, b.key));
-  if (values.json) printJson(summaries);
-  else process.stdout.write(listText(summaries));
+  if (values.json) printJson(io, summaries);
+  else io.stdout(listText(summaries));
   return 0;
 }
 
-async function show(argv: string[]): Promise<number> {
+async function show(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(argv, COMMON, true);
   const id = breakIdArg(positionals);
-  const ctx = await context(values);
+  const ctx = await context(values, io);
   const rec = await readBreak(ctx.store, id);
   const summary = summarizeBreak(rec, ctx);
-  if (values.json) printJson({ ...summary, events: rec.events, observations: rec.observations });
-  else process.stdout.write(showText(summary, rec));
+  if (values.json) printJson(io, { ...summary, events: rec.events, observations: rec.observations });
+  else io.stdout(showText(summary, rec));
   return 0;
 }
 
-async function advance(argv: string[]): Promise<number> {
+async function advance(argv: string[], io: CliIo): Promise<number> {
   const text = { type: 'string' } as const;
   const { values, positionals } = parse(argv, {
     ...COMMON, to: text, actor: text, 'expected-version': text, approver: text, owner: text, classification: text,
@@ -97,7 +98,7 @@ async function advance(argv: string[]): Promise<number> {
   if (!values.actor?.trim()) throw new ConfigError('--actor NAME is required: who makes this transition');
   const ev = values['expected-version']?.trim();
   if (!ev || !/^[0-9]{1,9}$/.test(ev)) throw new ConfigError('--expected-version N is required: the break version this transition expects (see reckon breaks show)');
-  const ctx = await context(values);
+  const ctx = await context(values, io);
   const bs = new BreakStore(ctx.store);
   const rec = await readBreak(ctx.store, id);
   const req: TransitionRequest = {
@@ -110,8 +111,8 @@ async function advance(argv: string[]): Promise<number> {
   await bs.append(event);
   const after = await readBreak(ctx.store, id);
   const summary = summarizeBreak(after, ctx);
-  if (values.json) printJson({ ...summary, event });
-  else process.stdout.write(`${id} ${event.from_state} → ${event.to_state} by ${event.actor}; version ${event.version}\n`);
+  if (values.json) printJson(io, { ...summary, event });
+  else io.stdout(`${id} ${event.from_state} → ${event.to_state} by ${event.actor}; version ${event.version}\n`);
   return 0;
 }
 

@@ -16,22 +16,24 @@ import { packEvidence, type EvidenceScope } from '../evidence/pack.js';
 import { verifyEvidence } from '../evidence/verify.js';
 import { openStore } from '../store/open-store.js';
 import { windowForRange } from '../contract/window.js';
-import { parse, printJson } from './args.js';
+import { parse } from './args.js';
+import { localOrRemote, printJson, type CliIo } from './io.js';
+import type { CommandContext } from './main.js';
 
 const USAGE = `usage: reckon evidence pack (--run RUN_ID | --break BREAK_ID | --window START/END [--control RC01])
                             --store DIR --out FILE.zip|DIR [--include-inputs] [--organization ORG] [--json]
        reckon evidence verify FILE.zip|DIR [--json]`;
 
 /** Runs `reckon evidence` with `argv` (after the subcommand); returns the exit code. */
-export async function command(argv: string[]): Promise<number> {
+export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === 'pack') return pack(rest);
-  if (sub === 'verify') return verify(rest);
-  if (sub === '--help' || sub === '-h' || sub === 'help') { process.stdout.write(`${USAGE}\n`); return 0; }
+  if (sub === 'pack') return pack(rest, io);
+  if (sub === 'verify') return verify(rest, io);
+  if (sub === '--help' || sub === '-h' || sub === 'help') { io.stdout(`${USAGE}\n`); return 0; }
   throw new ConfigError(USAGE);
 }
 
-async function pack(argv: string[]): Promise<number> {
+async function pack(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse(argv, {
     run: { type: 'string' }, break: { type: 'string' }, window: { type: 'string' }, control: { type: 'string' },
     store: { type: 'string' }, out: { type: 'string' }, 'include-inputs': { type: 'boolean' }, organization: { type: 'string' }, json: { type: 'boolean' },
@@ -45,32 +47,32 @@ async function pack(argv: string[]): Promise<number> {
   const scope: EvidenceScope = values.run !== undefined ? { kind: 'run', runId: values.run }
     : values.break !== undefined ? { kind: 'break', breakId: values.break }
       : { kind: 'window', window: windowForRange(values.window!), control };
-  const location = values.store.startsWith('s3://') ? values.store : resolve(values.store);
+  const location = localOrRemote(io, values.store);
   if (!location.startsWith('s3://')) {
     const isDir = await stat(location).then((s) => s.isDirectory(), () => false);
     if (!isDir) throw new ConfigError(`--store ${location} is not a folder`);
   }
   const organization = values.organization ?? 'reckon';
   if (/[\r\n]/.test(organization) || organization.trim() === '') throw new ConfigError('--organization must be one non-empty line');
-  const out = resolve(values.out);
+  const out = resolve(io.cwd, values.out);
   const r = await packEvidence({ scope, store: await openStore(location), out, includeInputs: Boolean(values['include-inputs']), organization });
-  if (values.json) printJson({ ok: true, out, kind: r.target.kind, external_identifier: r.externalIdentifier, payload_oxum: r.oxum, payload_files: r.payloadFiles, runs: r.runs, breaks: r.breaks });
-  else process.stdout.write(`evidence ${r.externalIdentifier} written to ${out} (${r.target.kind}): ${r.runs.length} run(s), ${r.breaks.length} break(s), Payload-Oxum ${r.oxum}\n`);
+  if (values.json) printJson(io, { ok: true, out, kind: r.target.kind, external_identifier: r.externalIdentifier, payload_oxum: r.oxum, payload_files: r.payloadFiles, runs: r.runs, breaks: r.breaks });
+  else io.stdout(`evidence ${r.externalIdentifier} written to ${out} (${r.target.kind}): ${r.runs.length} run(s), ${r.breaks.length} break(s), Payload-Oxum ${r.oxum}\n`);
   return 0;
 }
 
-async function verify(argv: string[]): Promise<number> {
+async function verify(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(argv, { json: { type: 'boolean' } }, true);
   if (positionals.length !== 1) throw new ConfigError(`verify takes one bag (a folder or a .zip)\n${USAGE}`);
-  const path = resolve(positionals[0]);
+  const path = resolve(io.cwd, positionals[0]);
   if (!(await stat(path).then(() => true, () => false))) throw new ConfigError(`${path} does not exist`);
   const r = await verifyEvidence(path);
-  if (values.json) printJson({ ok: r.ok, bag: path, problems: r.problems, payload_files: r.payloadFiles, payload_bytes: r.payloadBytes, manifests: r.manifests, breaks: r.breaks });
-  else if (r.ok) process.stdout.write(`ok: ${path} is a valid bag: ${r.payloadFiles} payload file(s), ${r.payloadBytes} bytes, ${r.manifests} manifest(s) linked into the chain, ${r.breaks} break log(s) consistent\n`);
+  if (values.json) printJson(io, { ok: r.ok, bag: path, problems: r.problems, payload_files: r.payloadFiles, payload_bytes: r.payloadBytes, manifests: r.manifests, breaks: r.breaks });
+  else if (r.ok) io.stdout(`ok: ${path} is a valid bag: ${r.payloadFiles} payload file(s), ${r.payloadBytes} bytes, ${r.manifests} manifest(s) linked into the chain, ${r.breaks} break log(s) consistent\n`);
   else {
-    process.stdout.write(`FAILED: ${r.problems[0]}\n`);
-    for (const p of r.problems.slice(1, 20)) process.stdout.write(`  also: ${p}\n`);
-    if (r.problems.length > 20) process.stdout.write(`  … and ${r.problems.length - 20} more\n`);
+    io.stdout(`FAILED: ${r.problems[0]}\n`);
+    for (const p of r.problems.slice(1, 20)) io.stdout(`  also: ${p}\n`);
+    if (r.problems.length > 20) io.stdout(`  … and ${r.problems.length - 20} more\n`);
   }
   return r.ok ? 0 : 1;
 }

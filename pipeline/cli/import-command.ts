@@ -9,19 +9,21 @@ import { ConfigError } from '../core/errors.js';
 import { EMPTY_ACCOUNT_MAP, loadAccountMap } from '../import/account-map.js';
 import { checkCalendar, runImport, type ImportOutcome } from '../import/import.js';
 import { IMPORT_FORMATS, type ImportFormat } from '../import/model.js';
-import { parse, printJson } from './args.js';
+import { parse } from './args.js';
+import { printJson } from './io.js';
+import type { CommandContext } from './main.js';
 
 export const IMPORT_USAGE = `reckon import camt053|mt940|bai2|fix FILE… --out SOURCES_DIR
               [--account-map FILE] [--timezone TZ --cutoff HH:MM] [--bank-id ID]
               [--watermark TIMESTAMP] [--json]`;
 
 /** Runs `reckon import` with `argv` (after the subcommand); returns the exit code. */
-export async function command(argv: string[]): Promise<number> {
+export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const { values, positionals } = parse(argv, {
     out: { type: 'string' }, 'account-map': { type: 'string' }, timezone: { type: 'string' }, cutoff: { type: 'string' },
     'bank-id': { type: 'string' }, watermark: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' },
   }, true);
-  if (values.help) { process.stdout.write(`${IMPORT_USAGE}\n`); return 0; }
+  if (values.help) { io.stdout(`${IMPORT_USAGE}\n`); return 0; }
   const [fmt, ...files] = positionals;
   const format = (fmt === 'mt950' ? 'mt940' : fmt) as ImportFormat;
   if (!IMPORT_FORMATS.includes(format)) throw new ConfigError(`the format must be one of ${IMPORT_FORMATS.join(', ')} (mt950 is read as mt940)\n${IMPORT_USAGE}`);
@@ -31,13 +33,13 @@ export async function command(argv: string[]): Promise<number> {
   if ((values.timezone === undefined) !== (values.cutoff === undefined)) throw new ConfigError('--timezone and --cutoff go together');
   checkCalendar(values.timezone, values.cutoff);
   if (format === 'fix' && (values.timezone || values['bank-id'])) throw new ConfigError('--timezone, --cutoff and --bank-id are for bank statements; FIX TransactTime is UTC');
-  const accountMap = values['account-map'] ? await loadAccountMap(resolve(values['account-map'])) : EMPTY_ACCOUNT_MAP;
+  const accountMap = values['account-map'] ? await loadAccountMap(resolve(io.cwd, values['account-map'])) : EMPTY_ACCOUNT_MAP;
   const outcome = await runImport({
-    format, files: files.map((f) => resolve(f)), out: resolve(values.out), accountMap,
+    format, files: files.map((f) => resolve(io.cwd, f)), out: resolve(io.cwd, values.out), accountMap,
     timezone: values.timezone ?? null, cutoff: values.cutoff ?? null, bankId: values['bank-id'] ?? null, watermark: values.watermark ?? null,
   });
-  if (values.json) printJson(outcome);
-  else process.stdout.write(humanSummary(outcome));
+  if (values.json) printJson(io, outcome);
+  else io.stdout(humanSummary(outcome));
   return outcome.exit_code;
 }
 

@@ -4,10 +4,16 @@
  * (errors.ts), with a line on stderr naming what went wrong.
  */
 import { exitCodeOf, ReckonError } from '../core/errors.js';
+import { processIo, type CliIo } from './io.js';
 
-type Command = (argv: string[]) => Promise<number>;
+/** What every subcommand is handed besides its arguments. */
+export interface CommandContext {
+  readonly io: CliIo;
+}
 
-/** Subcommand → module exporting `command(argv)`. */
+type Command = (argv: string[], ctx: CommandContext) => Promise<number>;
+
+/** Subcommand → module exporting `command(argv, ctx)`. */
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   run: () => import('./run-command.js'),
   runs: () => import('./runs-command.js'),
@@ -61,37 +67,47 @@ Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not
 5 window locked by another run, 6 break transition lost, 70 internal error.
 `;
 
-/** Entry point: returns the process exit code. */
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Entry point: runs `reckon …argv` against `io` (the process's own by default; cli/io.ts
+ * `captureIo()` to run in another program or a test) and returns the exit code of CONTRACT §7.
+ * Never throws: every error is a line on stderr (and with `--json` one object on stdout).
+ * Calls are independent of each other, so one process may call it many times.
+ */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   const [cmd, ...rest] = argv;
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
-    process.stdout.write(USAGE);
+    io.stdout(USAGE);
     return cmd ? 0 : 2;
   }
   if (cmd === '--version' || cmd === 'version') {
     const { readFileSync } = await import('node:fs');
     const { repoPath } = await import('../core/paths.js');
-    process.stdout.write(`reckon ${(JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string }).version}\n`);
+    io.stdout(`reckon ${(JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string }).version}\n`);
     return 0;
   }
   const load = COMMANDS[cmd];
   if (!load) {
-    process.stderr.write(`reckon: unknown command '${cmd}'\n${USAGE}`);
+    io.stderr(`reckon: unknown command '${cmd}'\n${USAGE}`);
     return 2;
   }
   if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h') && cmd === 'run') {
-    process.stdout.write(RUN_USAGE);
+    io.stdout(RUN_USAGE);
     return 0;
   }
   try {
     const { command } = await load();
-    return await command(rest);
+    return await command(rest, { io });
   } catch (e) {
-    const code = exitCodeOf(e);
-    const what = e instanceof ReckonError ? `${e.name}: ${e.message}` : `internal error: ${(e as Error)?.stack ?? String(e)}`;
-    process.stderr.write(`reckon: ${what}\n`);
-    // With --json a caller parses stdout: give it one object saying what failed.
-    if (rest.includes('--json')) process.stdout.write(`${JSON.stringify({ error: { type: e instanceof ReckonError ? e.name : 'InternalError', message: (e as Error)?.message ?? String(e) }, exit_code: code })}\n`);
-    return code;
+    return reportFailure(io, e, rest.includes('--json'));
   }
+}
+
+/** Writes what failed to stderr (and, for `--json`, one object to stdout); returns its exit code. */
+function reportFailure(io: CliIo, e: unknown, json: boolean): number {
+  const code = exitCodeOf(e);
+  const what = e instanceof ReckonError ? `${e.name}: ${e.message}` : `internal error: ${(e as Error)?.stack ?? String(e)}`;
+  io.stderr(`reckon: ${what}\n`);
+  // With --json a caller parses stdout: give it one object saying what failed.
+  if (json) io.stdout(`${JSON.stringify({ error: { type: e instanceof ReckonError ? e.name : 'InternalError', message: (e as Error)?.message ?? String(e) }, exit_code: code })}\n`);
+  return code;
 }

@@ -9,22 +9,24 @@ import { ConfigError } from '../core/errors.js';
 import { writeRunReport } from '../report/report.js';
 import { openStore } from '../store/open-store.js';
 import { parse } from './args.js';
+import { localOrRemote } from './io.js';
+import type { CommandContext } from './main.js';
 
 const USAGE = 'usage: reckon report --run RUN_ID --out FILE [--store DIR]';
 
 /** Runs `reckon report` with `argv` (after the subcommand); returns the exit code. */
-export async function command(argv: string[]): Promise<number> {
+export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const { values } = parse(argv, { run: { type: 'string' }, out: { type: 'string' }, store: { type: 'string' }, help: { type: 'boolean' } });
-  if (values.help) { process.stdout.write(`${USAGE}\n`); return 0; }
+  if (values.help) { io.stdout(`${USAGE}\n`); return 0; }
   if (!values.run || !values.out) throw new ConfigError(`--run and --out are required\n${USAGE}`);
   const location = values.store ?? 'var/reckon';
-  const where = location.startsWith('s3://') ? location : resolve(location);
+  const where = localOrRemote(io, location);
   if (!where.startsWith('s3://') && !(await stat(where).then((s) => s.isDirectory(), () => false))) throw new ConfigError(`--store ${where} is not a folder`);
   const store = await openStore(where);
-  const out = resolve(values.out);
+  const out = resolve(io.cwd, values.out);
   try {
     const { bytes, run } = await writeRunReport(store, values.run, out);
-    process.stdout.write(`report for run ${run.stored.run_id} written to ${out} (${bytes} bytes)\n`);
+    io.stdout(`report for run ${run.stored.run_id} written to ${out} (${bytes} bytes)\n`);
     return 0;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ConfigError(`${out} already exists; a report is never overwritten`);

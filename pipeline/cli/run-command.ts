@@ -1,10 +1,11 @@
 /** `reckon run` (CONTRACT §7): parses options, runs the window, prints the summary, returns the exit code. */
-import { resolve } from 'node:path';
 import { loadConfig } from '../config/config.js';
 import { ConfigError } from '../core/errors.js';
 import { runWindow, TRIGGERS, type RunResult, type Trigger } from '../run/run-window.js';
 import { windowForDate, windowForRange } from '../contract/window.js';
-import { parse, printJson } from './args.js';
+import { parse } from './args.js';
+import { localOrRemote, printJson } from './io.js';
+import type { CommandContext } from './main.js';
 import { createLogger } from '../core/log.js';
 
 export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
@@ -13,7 +14,7 @@ export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control 
            [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]`;
 
 /** Runs `reckon run` with `argv` (after the subcommand). Returns the exit code of CONTRACT §7. */
-export async function command(argv: string[]): Promise<number> {
+export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const { values } = parse(argv, {
     date: { type: 'string' }, window: { type: 'string' }, control: { type: 'string' }, all: { type: 'boolean' },
     sources: { type: 'string' }, store: { type: 'string' }, config: { type: 'string' }, trigger: { type: 'string' },
@@ -33,16 +34,16 @@ export async function command(argv: string[]): Promise<number> {
   const quiet = Boolean(values.quiet);
   const result = await runWindow({
     window, controls, config, trigger,
-    sources: localOrRemote(values.sources ?? 'sources'),
-    store: localOrRemote(values.store ?? 'var/reckon'),
+    sources: localOrRemote(io, values.sources ?? 'sources'),
+    store: localOrRemote(io, values.store ?? 'var/reckon'),
     reason: values.reason ?? null,
     rerunOf: values['rerun-of'] ?? null,
-    logger: createLogger({ quiet }),
+    logger: createLogger(io, { quiet }),
   });
   // Quarantine lines are the run's warnings, not progress: printed even with --quiet.
-  for (const line of quarantineLines(result)) process.stderr.write(`${line}\n`);
-  if (values.json) printJson(jsonSummary(result));
-  else process.stdout.write(humanSummary(result));
+  for (const line of quarantineLines(result)) io.stderr(`${line}\n`);
+  if (values.json) printJson(io, jsonSummary(result));
+  else io.stdout(humanSummary(result));
   return result.exit_code;
 }
 
@@ -74,11 +75,6 @@ export function quarantineLines(r: RunResult): string[] {
   if (output) where.push(`the quarantine output ${output.key} in the store (every entry)`);
   lines.push(oneLine(`reckon: ${r.quarantine_count} quarantine entr${r.quarantine_count === 1 ? 'y' : 'ies'} in all; full list: ${where.join(' and ')}`));
   return lines;
-}
-
-/** `s3://…` locations pass through; local paths become absolute. */
-export function localOrRemote(location: string): string {
-  return location.startsWith('s3://') ? location : resolve(location);
 }
 
 /** The `--json` document of CONTRACT §7. */

@@ -4,19 +4,21 @@
  * run ids for `report`, `evidence pack`, `--rerun-of` and `--evidence-ref` are easy to find.
  */
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
 import { listManifests } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import { windowForRange } from '../contract/window.js';
-import { parse, printJson } from './args.js';
+import { parse } from './args.js';
+import { localOrRemote, printJson } from './io.js';
+import type { CommandContext } from './main.js';
 
-export async function command(argv: string[]): Promise<number> {
+/** Runs `reckon runs` with `argv` (after the subcommand); returns 0. */
+export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const { values } = parse(argv, { store: { type: 'string' }, window: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' } });
-  if (values.help) { process.stdout.write('reckon runs [--store DIR|s3://…] [--window START/END] [--json]\n'); return 0; }
+  if (values.help) { io.stdout('reckon runs [--store DIR|s3://…] [--window START/END] [--json]\n'); return 0; }
   const location = values.store ?? 'var/reckon';
-  if (!location.startsWith('s3://') && !existsSync(resolve(location))) throw new ConfigError(`--store ${location}: no store there`);
-  const store = await openStore(location.startsWith('s3://') ? location : resolve(location));
+  if (!location.startsWith('s3://') && !existsSync(localOrRemote(io, location))) throw new ConfigError(`--store ${location}: no store there`);
+  const store = await openStore(localOrRemote(io, location));
   const w = values.window ? windowForRange(values.window) : undefined;
   const rows = (await listManifests(store))
     .filter((m) => !w || (m.manifest.window.start === w.start && m.manifest.window.end === w.end))
@@ -26,11 +28,11 @@ export async function command(argv: string[]): Promise<number> {
       statuses: Object.fromEntries(m.manifest.results.map((r) => [r.control_id, r.status])),
       results_digest: m.manifest.results_digest, manifest: { key: m.key, sha256: m.sha256 },
     }));
-  if (values.json) printJson(rows);
-  else if (rows.length === 0) process.stdout.write('no published runs\n');
+  if (values.json) printJson(io, rows);
+  else if (rows.length === 0) io.stdout('no published runs\n');
   else for (const r of rows) {
     const st = Object.entries(r.statuses).map(([c, s]) => `${c}:${s}`).join(' ');
-    process.stdout.write(`${String(r.sequence).padStart(4)}  ${r.run_id}  [${r.window.start}, ${r.window.end})  ${r.trigger}${r.parent_run_id ? ` rerun-of ${r.parent_run_id}` : ''}  ${st}\n`);
+    io.stdout(`${String(r.sequence).padStart(4)}  ${r.run_id}  [${r.window.start}, ${r.window.end})  ${r.trigger}${r.parent_run_id ? ` rerun-of ${r.parent_run_id}` : ''}  ${st}\n`);
   }
   return 0;
 }

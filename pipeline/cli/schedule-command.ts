@@ -12,19 +12,21 @@ import { runWindow, selectControls } from '../run/run-window.js';
 import { completedRun, dueWindows, parseDuration, type Plan } from '../schedule/schedule.js';
 import { openStore } from '../store/open-store.js';
 import { parseTimestamp } from '../contract/values.js';
-import { parse, printJson } from './args.js';
-import { localOrRemote } from './run-command.js';
+import { parse } from './args.js';
+import { localOrRemote, printJson } from './io.js';
+import type { CommandContext } from './main.js';
 
 export const SCHEDULE_USAGE = `reckon schedule --plan nightly|intraday [--now T] [--interval 15m] [--lag 5m] [--lookback 3d|1d]
                 [--sources DIR] [--store DIR] [--config FILE] [--control RC01,…] [--json] [--quiet]`;
 
-export async function command(argv: string[]): Promise<number> {
+/** Runs `reckon schedule` with `argv` (after the subcommand); returns the highest exit code of the runs. */
+export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const { values } = parse(argv, {
     plan: { type: 'string' }, now: { type: 'string' }, interval: { type: 'string' }, lag: { type: 'string' }, lookback: { type: 'string' },
     sources: { type: 'string' }, store: { type: 'string' }, config: { type: 'string' }, control: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' },
     help: { type: 'boolean' },
   });
-  if (values.help) { process.stdout.write(`${SCHEDULE_USAGE}\n`); return 0; }
+  if (values.help) { io.stdout(`${SCHEDULE_USAGE}\n`); return 0; }
   const plan = values.plan as Plan;
   if (plan !== 'nightly' && plan !== 'intraday') throw new ConfigError(`--plan must be nightly or intraday\n${SCHEDULE_USAGE}`);
   let nowUs: bigint;
@@ -38,10 +40,10 @@ export async function command(argv: string[]): Promise<number> {
   const lookbackUs = parseDuration(values.lookback ?? (plan === 'nightly' ? '3d' : '1d'), '--lookback');
   const config = await loadConfig(values.config);
   const controls = selectControls(loadControls(), values.control ? values.control.split(',').map((s) => s.trim().toUpperCase()) : []).map((c) => c.control_id);
-  const sources = localOrRemote(values.sources ?? 'sources');
-  const storeLocation = localOrRemote(values.store ?? 'var/reckon');
+  const sources = localOrRemote(io, values.sources ?? 'sources');
+  const storeLocation = localOrRemote(io, values.store ?? 'var/reckon');
   const store = await openStore(storeLocation);
-  const logger = createLogger({ quiet: Boolean(values.quiet) });
+  const logger = createLogger(io, { quiet: Boolean(values.quiet) });
   const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: number }[] = [];
   let exit = 0;
   for (const w of dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs })) {
@@ -61,10 +63,10 @@ export async function command(argv: string[]): Promise<number> {
       exit = Math.max(exit, e.exitCode);
     }
   }
-  if (values.json) printJson({ plan, now: new Date(Number(nowUs / 1000n)).toISOString(), windows: report, exit_code: exit });
+  if (values.json) printJson(io, { plan, now: new Date(Number(nowUs / 1000n)).toISOString(), windows: report, exit_code: exit });
   else {
-    for (const r of report) process.stdout.write(`${`[${r.start}, ${r.end})  ${r.action.padEnd(8)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n`);
-    if (report.length === 0) process.stdout.write('no window is due\n');
+    for (const r of report) io.stdout(`${`[${r.start}, ${r.end})  ${r.action.padEnd(8)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n`);
+    if (report.length === 0) io.stdout('no window is due\n');
   }
   return exit;
 }

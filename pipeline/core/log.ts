@@ -13,11 +13,22 @@ export interface RunLogger {
   child(fields: Record<string, unknown>): RunLogger;
 }
 
-/** Creates the run logger: TTY progress, JSON lines (pino, fd 2), or quiet. */
-export function createLogger(opts: { quiet?: boolean; json?: boolean; base?: Record<string, unknown> } = {}): RunLogger {
-  const tty = process.stderr.isTTY && !opts.json;
-  if (tty) return ttyLogger(opts.quiet ?? false, opts.base ?? {});
-  const p = pino({ level: opts.quiet ? 'warn' : 'info', base: opts.base ?? {}, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ fd: 2, sync: true }));
+/**
+ * Where log lines go: the command's stderr (cli/io.ts CliIo fits). With `stderrFd`, JSON lines are
+ * written to that descriptor synchronously (pino); without, through `stderr`.
+ */
+export interface LogSink {
+  stderr(text: string): void;
+  readonly stderrIsTTY: boolean;
+  readonly stderrFd?: number;
+}
+
+/** Creates the run logger on `sink`: TTY progress, JSON lines (pino), or quiet (`quiet`: warnings only). */
+export function createLogger(sink: LogSink, opts: { quiet?: boolean; json?: boolean; base?: Record<string, unknown> } = {}): RunLogger {
+  const tty = sink.stderrIsTTY && !opts.json;
+  if (tty) return ttyLogger(sink, opts.quiet ?? false, opts.base ?? {});
+  const destination = sink.stderrFd !== undefined ? pino.destination({ fd: sink.stderrFd, sync: true }) : { write: (line: string) => sink.stderr(line) };
+  const p = pino({ level: opts.quiet ? 'warn' : 'info', base: opts.base ?? {}, timestamp: pino.stdTimeFunctions.isoTime }, destination);
   const wrap = (l: pino.Logger): RunLogger => ({
     info: (msg, f) => l.info(f ?? {}, msg),
     warn: (msg, f) => l.warn(f ?? {}, msg),
@@ -26,11 +37,11 @@ export function createLogger(opts: { quiet?: boolean; json?: boolean; base?: Rec
   return wrap(p);
 }
 
-function ttyLogger(quiet: boolean, base: Record<string, unknown>): RunLogger {
+function ttyLogger(sink: LogSink, quiet: boolean, base: Record<string, unknown>): RunLogger {
   const prefix = (f: Record<string, unknown>) => (f.control ? `${f.control} ` : '');
   const make = (ctx: Record<string, unknown>): RunLogger => ({
-    info: (msg, f) => { if (!quiet) process.stderr.write(`reckon: ${prefix({ ...ctx, ...f })}${msg}\n`); },
-    warn: (msg, f) => process.stderr.write(`reckon: warning: ${prefix({ ...ctx, ...f })}${msg}\n`),
+    info: (msg, f) => { if (!quiet) sink.stderr(`reckon: ${prefix({ ...ctx, ...f })}${msg}\n`); },
+    warn: (msg, f) => sink.stderr(`reckon: warning: ${prefix({ ...ctx, ...f })}${msg}\n`),
     child: (f) => make({ ...ctx, ...f }),
   });
   return make(base);

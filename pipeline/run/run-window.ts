@@ -20,7 +20,7 @@ import { publishManifest } from '../publish/manifest-chain.js';
 import { findManifest } from '../store/manifests.js';
 import { hostname } from 'node:os';
 import { acquireLeases, checkFencing, LEASE_TTL_MS, releaseLeases } from '../publish/lease.js';
-import { createLogger, type RunLogger } from '../core/log.js';
+import { silentLogger, type RunLogger } from '../core/log.js';
 import { faultPoint } from '../core/fault.js';
 import { promoteOutputs, recoverStaging, stageOutputs } from '../publish/staging.js';
 import { codeFingerprint, controlFileHashes, inputsFingerprint } from '../publish/fingerprint.js';
@@ -54,7 +54,7 @@ export interface RunRequest {
   readonly trigger: Trigger;
   readonly reason: string | null;
   readonly rerunOf: string | null;
-  /** Logger (stderr only); defaults to a quiet one. */
+  /** Logger (stderr only); defaults to one that drops everything. */
   readonly logger?: RunLogger;
 }
 
@@ -245,7 +245,7 @@ async function recoverEarlierRuns(store: ObjectStore, logger: RunLogger): Promis
 export async function runWindow(req: RunRequest): Promise<RunResult> {
   const startedAt = new Date();
   const runId = newRunId(startedAt);
-  const logger = (req.logger ?? createLogger({ quiet: true })).child({ run_id: runId, window: `${req.window.start}/${req.window.end}` });
+  const logger = (req.logger ?? silentLogger).child({ run_id: runId, window: `${req.window.start}/${req.window.end}` });
   const timings: PhaseTimings = {};
   const allControls = loadControls();
   const controls = selectControls(allControls, req.controls);

@@ -1,11 +1,14 @@
 /**
  * Test helpers: run the real `reckon` CLI as a child process (node bin/reckon.js, never npx, so a
- * kill reaches the product) and make scratch folders.
+ * kill reaches the product) or in this process (`reckonIn`: the same `main` over a captured
+ * CliIo), and make scratch folders.
  */
 import { spawnSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { main } from '../../pipeline/cli/main.js';
+import { captureIo } from '../../pipeline/cli/io.js';
 
 export const ROOT = resolve(__dirname, '..', '..');
 export const BIN = join(ROOT, 'bin', 'reckon.js');
@@ -19,6 +22,21 @@ export function reckon(args: string[], opts: { cwd?: string; env?: NodeJS.Proces
   const out: CliResult = { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
   if (args.includes('--json')) {
     try { out.json = JSON.parse(r.stdout); } catch { /* left undefined: the test asserts on it */ }
+  }
+  return out;
+}
+
+/**
+ * Runs `reckon ...args` in this process (pipeline/cli/main.ts over a captured CliIo) and returns
+ * what `reckon()` returns for a child process. `env` is the whole environment the command sees
+ * (the test process's own is not merged in); relative paths resolve against `cwd` (default ROOT).
+ */
+export async function reckonIn(args: string[], opts: { cwd?: string; env?: Readonly<Record<string, string | undefined>> } = {}): Promise<CliResult> {
+  const io = captureIo(opts.env ?? {}, { cwd: opts.cwd ?? ROOT });
+  const code = await main(args, io);
+  const out: CliResult = { code, stdout: io.out, stderr: io.err };
+  if (args.includes('--json')) {
+    try { out.json = JSON.parse(io.out); } catch { /* left undefined: the test asserts on it */ }
   }
   return out;
 }
