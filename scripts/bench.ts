@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { repoPath } from '../pipeline/core/paths.js';
-import { DUCKDB_MEMORY_LIMIT } from '../pipeline/run/run-window.js';
+import { DUCKDB_MEMORY_LIMIT } from '../pipeline/load/engine.js';
 
 const sizes = (process.env.BENCH_SIZES ?? '1000000,10000000').split(',').map(Number);
 const formats = (process.env.BENCH_FORMATS ?? 'parquet,csv').split(',');

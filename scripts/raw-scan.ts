@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DATASETS } from '../pipeline/contract/datasets.js';
-import { DUCKDB_MEMORY_LIMIT, DUCKDB_THREADS } from '../pipeline/run/run-window.js';
+import { DUCKDB_MEMORY_LIMIT, DUCKDB_THREADS } from '../pipeline/load/engine.js';
 
 const [dir, format, mode] = process.argv.slice(2);
 const everyValue = mode === 'values';

@@ -11,6 +11,7 @@ import { athenaColumnType, athenaDdl } from '../pipeline/athena/ddl.js';
 import { outputTypeOfParquet } from '../pipeline/athena/schema.js';
 import { BREAK_OUTPUT_TABLES } from '../pipeline/outputs/break-tables.js';
 import { OUTPUT_TABLES, writeOutputs, type OutputColumn } from '../pipeline/outputs/outputs.js';
+import { InternalError } from '../pipeline/core/errors.js';
 import { scratchDir } from './helpers/cli.js';
 
 describe('athena ddl', () => {
@@ -82,19 +83,35 @@ describe('writeOutputs types', () => {
   it('stops on an integer or bool text that is not exactly of its form, and nulls a decimal that does not fit', async () => {
     await withDuck(async (conn, dir) => {
       const t = { t: [{ name: 'i', parquet: 'BIGINT' }, { name: 'b', parquet: 'BOOLEAN' }, { name: 'd', parquet: 'DECIMAL(38,2)' }] };
-      await expect(writeOutputs(conn, dir, '2026-11-02', 'run-a', { t: [['12.50', 'true', '1']] }, t)).rejects.toThrow(/t\.i: value is not an integer: 12\.50/);
-      await expect(writeOutputs(conn, dir, '2026-11-02', 'run-b', { t: [['1', 'TRUE', '1']] }, t)).rejects.toThrow(/t\.b: value is not true or false/);
-      const [o] = await writeOutputs(conn, dir, '2026-11-02', 'run-c', { t: [['-9007199254740993', 'false', '1.005'], ['1', null, '000123.45'], [null, 'true', '1e3']] }, t);
+      await expect(writeOutputs(conn, dir, '2026-11-02', 'run-a', { t: [{ i: '12.50', b: 'true', d: '1' }] }, t)).rejects.toThrow(/t\.i: value is not an integer: 12\.50/);
+      await expect(writeOutputs(conn, dir, '2026-11-02', 'run-b', { t: [{ i: '1', b: 'TRUE', d: '1' }] }, t)).rejects.toThrow(/t\.b: value is not true or false/);
+      const [o] = await writeOutputs(conn, dir, '2026-11-02', 'run-c', { t: [{ i: '-9007199254740993', b: 'false', d: '1.005' }, { i: '1', b: null, d: '000123.45' }, { i: null, b: 'true', d: '1e3' }] }, t);
       const r = await conn.runAndReadAll(`SELECT i::VARCHAR AS i, b, d::VARCHAR AS d FROM read_parquet('${o.localPath}', hive_partitioning = false)`);
       expect(r.getRowObjectsJson()).toEqual([{ i: '-9007199254740993', b: false, d: null }, { i: '1', b: null, d: '123.45' }, { i: null, b: true, d: null }]);
       expect(o.key).toBe('outputs/t/window_date=2026-11-02/run=run-c/part-00000.parquet');
     });
   });
 
+  it('takes rows and queries keyed by column name: a missing or unknown name is an internal error naming it', async () => {
+    await withDuck(async (conn, dir) => {
+      const t = { t: [{ name: 'a', parquet: 'VARCHAR' }, { name: 'b', parquet: 'BIGINT' }] };
+      const write = (runId: string, rows: Record<string, string | null>[], query?: string) => writeOutputs(conn, dir, '2026-11-02', runId, { t: rows }, t, query ? { t: query } : {});
+      const refusal = async (p: Promise<unknown>) => p.then(() => 'written', (e: Error) => `${e instanceof InternalError ? 'InternalError' : e.name}: ${e.message}`);
+      expect(await refusal(write('run-m', [{ a: 'x' }]))).toBe('InternalError: output t: a row has no value for column b');
+      expect(await refusal(write('run-u', [{ a: 'x', b: '1', c: 'extra' }]))).toBe('InternalError: output t: a row names column(s) c that the table does not declare');
+      expect(await refusal(write('run-q', [], `SELECT 'x' AS a, '1' AS c`))).toBe('InternalError: output t: a query selects columns (a, c), not (a, b)');
+      // Order of the keys and of the query's columns does not matter: values go by name.
+      const [o] = await write('run-k', [{ b: '7', a: 'first' }], `SELECT '8' AS b, 'second' AS a`);
+      expect(o.rows).toBe(2);
+      const r = await conn.runAndReadAll(`SELECT a, b::VARCHAR AS b FROM read_parquet('${o.localPath}', hive_partitioning = false) ORDER BY b`);
+      expect(r.getRowObjectsJson()).toEqual([{ a: 'first', b: '7' }, { a: 'second', b: '8' }]);
+    });
+  });
+
   it('writes the break tables through the tables parameter; the open-breaks view reads the latest run’s snapshot', async () => {
     await withDuck(async (conn, dir) => {
       const tables = { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES };
-      const blank = (cols: readonly OutputColumn[], set: Record<string, string>) => cols.map((c) => set[c.name] ?? null);
+      const blank = (cols: readonly OutputColumn[], set: Record<string, string>) => Object.fromEntries(cols.map((c) => [c.name, set[c.name] ?? null]));
       const breakRow = (run: string, id: string, state: string, age: string) => blank(BREAK_OUTPUT_TABLES.breaks, {
         run_id: run, break_id: id, control_id: 'RC02', kind: 'FILL_PRICE_MISMATCH', key: `XLON|${id}`, state, version: '1', owner_assigned: 'false',
         opened_at: '2026-11-03T02:00:00.123Z', opened_at_text: '2026-11-03T02:00:00.123456Z', age_s: age, age_s_text: age, sla_s: '60', sla_breached: 'true', observation_count: '1', reopen_count: '0',

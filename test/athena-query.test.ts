@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { AthenaClient } from '@aws-sdk/client-athena';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AthenaQueryError, runAthenaQuery } from '../pipeline/athena/query.js';
+import { exitCodeOf } from '../pipeline/core/outcome.js';
 import { reckonAsync } from './helpers/cli.js';
 
 type Json = Record<string, unknown>;
@@ -116,7 +117,7 @@ describe('runAthenaQuery', () => {
     const err = await runAthenaQuery('SELECT nope FROM recon_prod.runs', { workgroup: 'reckon', client: client(), sleep: async () => undefined }).catch((e) => e);
     expect(err).toBeInstanceOf(AthenaQueryError);
     expect(err.state).toBe('FAILED');
-    expect(err.exitCode).toBe(2);
+    expect(exitCodeOf(err)).toBe(2);
     expect(err.message).toMatch(/^Athena query 0a1b2c3d-[0-9a-f-]+ FAILED: COLUMN_NOT_FOUND: line 1:8: Column 'nope' cannot be resolved/);
   });
 
@@ -129,7 +130,7 @@ describe('runAthenaQuery', () => {
     }).catch((e) => e);
     expect(err).toBeInstanceOf(AthenaQueryError);
     expect(err.state).toBe('DEADLINE');
-    expect(err.exitCode).toBe(70);
+    expect(exitCodeOf(err)).toBe(70);
     expect(delays).toEqual([199, 399, 799, 1598, 1998, 1998, 1998]);
     const stop = calls.filter((c) => c.target === 'StopQueryExecution');
     expect(stop.map((c) => c.body.QueryExecutionId)).toEqual([err.queryExecutionId]);

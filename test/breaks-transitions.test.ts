@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { BreakEvent, BreakRecord } from '../pipeline/breaks/break-store.js';
 import { BREAK_STATES, CLASSIFICATIONS, NEXT_STATE, type BreakState } from '../pipeline/breaks/states.js';
 import { planTransition, TRANSITION_RULES, type EvidenceRun, type TransitionRequest, type TransitionRule } from '../pipeline/breaks/transitions.js';
-import { ConcurrencyError, ExitCode, TransitionRuleError, exitCodeOf } from '../pipeline/core/errors.js';
+import { ConcurrencyError, TransitionRuleError } from '../pipeline/core/errors.js';
+import { ExitCode, exitCodeOf } from '../pipeline/core/outcome.js';
 
 const ID = 'brk-000000000000000000000001';
 const WINDOW = { start: '2026-11-02T00:00:00Z', end: '2026-11-03T00:00:00Z' };

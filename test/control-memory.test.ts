@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { loadConfig } from '../pipeline/config/config.js';
+import { defaultConfig } from '../pipeline/config/config.js';
 import { commonSql, evaluateControl, loadControls, runScript, type ControlDefinition } from '../pipeline/controls/controls.js';
 import { loadSources } from '../pipeline/load/load.js';
 import { ROOT, scratchDir } from './helpers/cli.js';
@@ -42,7 +42,7 @@ beforeAll(async () => {
   instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '1GB', temp_directory: join(tmp.dir, 'duckdb-tmp') });
   conn = await instance.connect();
   await conn.run(`SET TimeZone = 'UTC'`);
-  await loadSources(conn, DAY, (await loadConfig()).config, join(tmp.dir, 'links'));
+  await loadSources(conn, DAY, defaultConfig().config, join(tmp.dir, 'links'));
   for (const c of commonSql()) await runScript(conn, c.text);
   // Temp objects that are not a control's own: they must survive every control.
   await conn.run('CREATE TEMP TABLE rc06xprobe (x INTEGER)');

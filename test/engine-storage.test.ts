@@ -54,7 +54,7 @@ describe('DuckDB storage of a run', () => {
   });
 
   it('out of memory: a full spill folder asks for disk space; other errors pass unchanged', () => {
-    const engine = { storage: 'file', estimated_bytes: 25 * 1024 ** 3 } as Engine;
+    const engine = { storage: 'file', estimated_bytes: 25 * 1024 ** 3, memory_limit: '2GB' } as Engine;
     const spill = explainOutOfMemory(new Error('Out of Memory Error: failed to offload data block of size 256.0 KiB (18.6 GiB/18.6 GiB used).\nThis limit was set by the \'max_temp_directory_size\' setting.\n\nPossible solutions:\n* Increasing the memory limit'), 'evaluating RC03', engine);
     expect(spill).toBeInstanceOf(InternalError);
     expect((spill as Error).message).toBe('DuckDB ran out of memory while evaluating RC03 (memory_limit 2GB, tables in file, records estimated at 25.0 GiB in memory): ' +

@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import Decimal from 'decimal.js';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { loadConfig } from '../pipeline/config/config.js';
+import { defaultConfig } from '../pipeline/config/config.js';
 import { DATASETS, type ColumnSpec } from '../pipeline/contract/datasets.js';
 import { loadSources, type LoadResult } from '../pipeline/load/load.js';
 import { reckon, scratchDir } from './helpers/cli.js';
@@ -44,7 +44,7 @@ afterAll(() => {
 });
 
 async function load(dir: string): Promise<LoadResult> {
-  const { config } = await loadConfig();
+  const { config } = defaultConfig();
   return loadSources(conn, dir, config, join(tmp.dir, `links-${++counter}`));
 }
 

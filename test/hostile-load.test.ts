@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { loadConfig } from '../pipeline/config/config.js';
+import { defaultConfig } from '../pipeline/config/config.js';
 import { loadSources, type LoadResult } from '../pipeline/load/load.js';
 import { MAX_RECORD_BYTES } from '../pipeline/sources/readers.js';
 import { scratchDir } from './helpers/cli.js';
@@ -46,7 +46,7 @@ function root(files: Record<string, string | Buffer>): string {
 }
 
 async function load(dir: string): Promise<LoadResult> {
-  const { config } = await loadConfig();
+  const { config } = defaultConfig();
   return loadSources(conn, dir, config, join(tmp.dir, `links-${++counter}`));
 }
 

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { loadConfig, type Config } from '../pipeline/config/config.js';
+import { defaultConfig, type Config } from '../pipeline/config/config.js';
 import { ROUNDING_MODES } from '../pipeline/contract/money.js';
 import { DATASETS, datasetSpec, type ColumnSpec, type DatasetSpec } from '../pipeline/contract/datasets.js';
 import { loadSources, type FilePath, type LoadResult } from '../pipeline/load/load.js';
@@ -35,7 +35,7 @@ beforeAll(async () => {
   instance = await DuckDBInstance.create(':memory:', { threads: '2', preserve_insertion_order: 'false' });
   conn = await instance.connect();
   await conn.run(`SET TimeZone = 'UTC'`);
-  config = (await loadConfig()).config;
+  config = defaultConfig().config;
 });
 afterAll(() => {
   conn.closeSync();

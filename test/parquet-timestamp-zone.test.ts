@@ -15,7 +15,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { loadConfig, type Config } from '../pipeline/config/config.js';
+import { defaultConfig, type Config } from '../pipeline/config/config.js';
 import { loadSources, type FilePath } from '../pipeline/load/load.js';
 import { parquetWriteFile } from 'hyparquet-writer';
 import { parquetTimeColumns } from '../pipeline/sources/parquet-time.js';
@@ -31,7 +31,7 @@ beforeAll(async () => {
   writer = await DuckDBInstance.create(':memory:');
   w = await writer.connect();
   await w.run(`SET TimeZone = 'UTC'`);
-  config = (await loadConfig()).config;
+  config = defaultConfig().config;
 });
 afterAll(() => {
   w.closeSync();

@@ -1,18 +1,90 @@
 /**
  * Run manifest, version 1 (CONTRACT §6). A reader rejects a manifest of an unknown version rather
- * than guessing; changes inside version 1 are additive only. `manifest.schema.json` beside this
- * file is generated from this schema (`npm run manifest-schema`).
+ * than guessing (ManifestVersionError); changes inside version 1 are additive only.
+ * `manifest.schema.json` beside this file is generated from this schema (`npm run manifest-schema`).
+ *
+ * The schema is the source of the pipeline's result types: control statuses, dispositions,
+ * triggers and break states are the enums below, and a control's result (ControlResult, with its
+ * ReportedDifferences) is the type these schemas infer; the run builds exactly these.
  */
 import { z } from 'zod';
+import { ManifestVersionError } from '../../pipeline/core/errors.js';
+
+/** The manifest version this schema reads and writes. */
+export const MANIFEST_VERSION = 1;
 
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 const IsoUtc = z.string().regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z$/);
-const Status = z.enum(['CLEAN', 'BREAKS', 'NOT_READY', 'INCOMPLETE']);
+
+/** A control's status (CONTRACT §7). Its exit code and rank are core/outcome.ts's. */
+export const ControlStatus = z.enum(['CLEAN', 'BREAKS', 'NOT_READY', 'INCOMPLETE']);
+export type ControlStatus = z.infer<typeof ControlStatus>;
+
+/** What a run did with a difference (CONTRACT §7): PROVISIONAL for NOT_READY and INCOMPLETE controls. */
+export const Disposition = z.enum(['OPENED', 'REOBSERVED', 'REOPENED', 'TIMING', 'PROVISIONAL']);
+export type Disposition = z.infer<typeof Disposition>;
+
+/** Why a run ran (CONTRACT §6). */
+export const Trigger = z.enum(['manual', 'scheduled-nightly', 'scheduled-intraday', 'incident']);
+export type Trigger = z.infer<typeof Trigger>;
+
+/** Break states in lifecycle order (CONTRACT §5). */
+export const BreakState = z.enum(['OPEN', 'TRIAGED', 'CONTAINED', 'CORRECTED', 'VERIFIED', 'CLOSED']);
+export type BreakState = z.infer<typeof BreakState>;
+
+/** One difference as reported (CONTRACT §7). `record_time`: the record's window-column time, UTC. */
+export const ReportedDifference = z.object({
+  kind: z.string(), key: z.string(), detail: z.string(), record_time: IsoUtc.nullable(), break_id: z.string().nullable(), disposition: Disposition,
+});
+export type ReportedDifference = Readonly<z.infer<typeof ReportedDifference>>;
+
+/**
+ * A keyed total too large to list inline: its key count (decimal string) and the SHA-256 of its
+ * listing; the entries are rows of the `control_totals` output (controls/controls.ts LargeTotal).
+ */
+export const LargeTotal = z.object({ keys: z.string(), sha256: Sha256 });
+
+/** Control totals: name → exact decimal text, or name → key → exact decimal text. */
+export const Totals = z.record(z.string(), z.union([z.string(), z.record(z.string(), z.string())]));
+
+/** One control's result (CONTRACT §3–§7): status, as-of, readiness, totals and differences. */
+export const ControlResult = z.object({
+  control_id: z.string(),
+  status: ControlStatus,
+  as_of: IsoUtc.nullable(),
+  readiness: z.object({ ready: z.boolean(), reasons: z.array(z.string()) }),
+  quarantined_datasets: z.array(z.string()),
+  totals: Totals,
+  large_totals: z.record(z.string(), LargeTotal).optional(),
+  differences: z.array(ReportedDifference),
+});
+export type ControlResult = Readonly<z.infer<typeof ControlResult>>;
+
+/** A break the run opened, reobserved, reopened or saw as TIMING, with its state, age and SLA after the run. */
+export const ManifestBreak = z.object({
+  break_id: z.string(), control_id: z.string(), kind: z.string(), key: z.string(), disposition: Disposition,
+  state: BreakState.nullable().optional(),
+  version: z.number().int().nullable().optional(),
+  age_s: z.string().nullable().optional(),
+  sla_s: z.number().nullable().optional(),
+  sla_breached: z.boolean().nullable().optional(),
+});
+
+/** How the run ran: Node, DuckDB settings, the overall status and exit code. */
+export const Runtime = z.object({
+  node: z.string().optional(),
+  duckdb_threads: z.number().optional(),
+  duckdb_memory_limit: z.string().optional(),
+  duckdb_storage: z.string().optional(),
+  estimated_load_bytes: z.number().optional(),
+  overall_status: ControlStatus.optional(),
+  exit_code: z.number().int().optional(),
+});
 
 export const ManifestV1 = z.object({
   manifest_version: z.literal(1),
   run_id: z.string().regex(/^[a-z0-9_-]+$/),
-  trigger: z.enum(['scheduled-nightly', 'scheduled-intraday', 'incident', 'manual']),
+  trigger: Trigger,
   reason: z.string().nullable(),
   parent_run_id: z.string().nullable(),
   window: z.object({ start: IsoUtc, end: IsoUtc }),
@@ -43,18 +115,9 @@ export const ManifestV1 = z.object({
     control_definitions: z.array(z.object({ path: z.string(), sha256: Sha256 })),
     config: z.object({ path: z.string().nullable(), sha256: Sha256 }),
   }),
-  results: z.array(z.object({
-    control_id: z.string(),
-    status: Status,
-    as_of: IsoUtc.nullable(),
-    readiness: z.object({ ready: z.boolean(), reasons: z.array(z.string()) }),
-    quarantined_datasets: z.array(z.string()),
-    totals: z.record(z.string(), z.union([z.string(), z.record(z.string(), z.string())])),
-    large_totals: z.record(z.string(), z.object({ keys: z.string(), sha256: Sha256 })).optional(),
-    differences: z.array(z.object({ kind: z.string(), key: z.string(), detail: z.string(), record_time: IsoUtc.nullable(), break_id: z.string().nullable(), disposition: z.string() })),
-  }).passthrough()),
+  results: z.array(ControlResult.passthrough()),
   quarantine: z.object({ count: z.number(), listed: z.number(), entries: z.array(z.object({}).passthrough()) }),
-  breaks: z.array(z.object({ break_id: z.string(), control_id: z.string(), kind: z.string(), key: z.string(), disposition: z.string() }).passthrough()),
+  breaks: z.array(ManifestBreak.passthrough()),
   notes: z.array(z.string()),
   outputs: z.array(z.object({ table: z.string(), key: z.string(), sha256: Sha256, size: z.number(), rows: z.number() })),
   results_digest: Sha256,
@@ -62,14 +125,17 @@ export const ManifestV1 = z.object({
   fingerprints: z.object({ inputs_sha256: Sha256, code_sha256: Sha256, config_sha256: Sha256 }).optional(),
   leases: z.array(z.object({ control_id: z.string(), fencing_token: z.number().int().positive(), acquired_at: z.string(), expires_at: z.string() })).optional(),
   timings_ms: z.record(z.string(), z.number()).optional(),
-  runtime: z.object({}).passthrough(),
+  runtime: Runtime.passthrough(),
 }).passthrough();
 
 export type ManifestV1 = z.infer<typeof ManifestV1>;
 
-/** Parses a manifest document; throws on an unknown version or a shape that is not version 1. */
+/**
+ * Parses a manifest document. Throws ManifestVersionError (naming the version expected and the one
+ * found) for any `manifest_version` other than 1, and zod's error for a shape that is not version 1.
+ */
 export function parseManifest(doc: unknown): ManifestV1 {
-  const v = (doc as { manifest_version?: unknown } | null)?.manifest_version;
-  if (v !== 1) throw new Error(`unknown manifest version ${JSON.stringify(v)}; this reckon reads version 1`);
+  const found = doc !== null && typeof doc === 'object' ? (doc as Record<string, unknown>).manifest_version : undefined;
+  if (found !== MANIFEST_VERSION) throw new ManifestVersionError(MANIFEST_VERSION, found);
   return ManifestV1.parse(doc);
 }

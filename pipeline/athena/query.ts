@@ -10,17 +10,10 @@ import {
   AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand, StopQueryExecutionCommand,
   type GetQueryExecutionCommandOutput,
 } from '@aws-sdk/client-athena';
-import { ExitCode, ReckonError } from '../core/errors.js';
+import { AthenaQueryError } from '../core/errors.js';
 
-/** A query that failed, was cancelled or ran out of time. FAILED/CANCELLED → exit 2; deadline → exit 70. */
-export class AthenaQueryError extends ReckonError {
-  readonly exitCode: ExitCode;
-  constructor(message: string, readonly queryExecutionId: string | undefined, readonly state: 'FAILED' | 'CANCELLED' | 'DEADLINE') {
-    super(message);
-    this.name = 'AthenaQueryError';
-    this.exitCode = state === 'DEADLINE' ? ExitCode.INTERNAL : ExitCode.USAGE;
-  }
-}
+/** A query that failed, was cancelled or ran out of time (core/errors.ts). FAILED/CANCELLED → exit 2; deadline → exit 70. */
+export { AthenaQueryError };
 
 /** How to run the query. */
 export interface AthenaQueryOptions {

@@ -47,9 +47,10 @@ export async function parquetLeaves(path: string): Promise<ParquetLeaf[]> {
   const conn = await instance.connect();
   try {
     const reader = await conn.runAndReadAll(`SELECT name, type, converted_type, logical_type, precision::VARCHAR AS precision, scale::VARCHAR AS scale, num_children FROM parquet_schema($1)`, [path]);
-    return (reader.getRowObjectsJson() as unknown as (ParquetLeaf & { num_children: number | string | null })[])
+    const text = (v: unknown): string | null => (v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v));
+    return reader.getRowObjectsJson()
       .filter((r) => r.type !== null && Number(r.num_children ?? 0) === 0)
-      .map(({ name, type, converted_type, logical_type, precision, scale }) => ({ name, type, converted_type, logical_type, precision, scale }));
+      .map((r) => ({ name: String(r.name), type: text(r.type), converted_type: text(r.converted_type), logical_type: text(r.logical_type), precision: text(r.precision), scale: text(r.scale) }));
   } finally {
     conn.closeSync();
     instance.closeSync();

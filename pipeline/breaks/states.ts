@@ -8,11 +8,15 @@
  * nothing moves backward, and only a run that observes the difference again moves VERIFIED or
  * CLOSED back to OPEN. See docs/breaks.md for why.
  */
-export const BREAK_STATES = ['OPEN', 'TRIAGED', 'CONTAINED', 'CORRECTED', 'VERIFIED', 'CLOSED'] as const;
-export type BreakState = (typeof BREAK_STATES)[number];
+import { BreakState, Disposition } from '../../manifests/v1/schema.js';
 
-export const DISPOSITIONS = ['OPENED', 'REOBSERVED', 'REOPENED', 'TIMING', 'PROVISIONAL'] as const;
-export type Disposition = (typeof DISPOSITIONS)[number];
+export type { BreakState, Disposition } from '../../manifests/v1/schema.js';
+
+/** Break states in lifecycle order; the manifest schema (manifests/v1/schema.ts) defines them. */
+export const BREAK_STATES = BreakState.options;
+
+/** Dispositions of a difference (CONTRACT §7); the manifest schema defines them. */
+export const DISPOSITIONS = Disposition.options;
 
 export const CLASSIFICATIONS = ['TIMING', 'DUPLICATE', 'MISSING', 'VALUE', 'EXTERNAL'] as const;
 export type Classification = (typeof CLASSIFICATIONS)[number];

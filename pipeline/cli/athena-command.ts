@@ -14,7 +14,7 @@ import { ConfigError, ReckonError } from '../core/errors.js';
 import { athenaDdl, ddlScript } from '../athena/ddl.js';
 import { parse } from './args.js';
 import { printJson, type CliIo } from './io.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command.js';
 
 const USAGE = `usage:
   reckon athena ddl --store s3://bucket/prefix [--database reckon] [--since YYYY-MM-DD] [--json]

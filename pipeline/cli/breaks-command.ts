@@ -15,7 +15,7 @@ import { BREAK_STATES, isBreakState, type BreakState } from '../breaks/states.js
 import { findEvidenceRun, planTransition, type TransitionRequest } from '../breaks/transitions.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson, type CliIo } from './io.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command.js';
 
 export const BREAKS_USAGE = `usage:
   reckon breaks list [--state S[,S…]] [--control RC01[,…]] [--kind K[,…]] [--store DIR] [--config FILE] [--json]
@@ -53,8 +53,9 @@ async function context(values: { store?: string; config?: string }, io: CliIo): 
   const location = values.store ?? 'var/reckon';
   if (!location.startsWith('s3://') && !existsSync(localOrRemote(io, location))) throw new ConfigError(`--store ${location}: no store there`);
   const store = await openStore(localOrRemote(io, location));
-  const { config } = await loadConfig(values.config);
-  return { store, config, controls: loadControls() };
+  const controls = loadControls();
+  const { config } = await loadConfig(values.config, controls, { cwd: io.cwd });
+  return { store, config, controls };
 }
 
 const csv = (v: string | undefined) => (v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean));

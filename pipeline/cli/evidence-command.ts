@@ -12,13 +12,14 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
+import { ExitCode } from '../core/outcome.js';
 import { packEvidence, type EvidenceScope } from '../evidence/pack.js';
 import { verifyEvidence } from '../evidence/verify.js';
 import { openStore } from '../store/open-store.js';
 import { windowForRange } from '../contract/window.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson, type CliIo } from './io.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command.js';
 
 const USAGE = `usage: reckon evidence pack (--run RUN_ID | --break BREAK_ID | --window START/END [--control RC01])
                             --store DIR --out FILE.zip|DIR [--include-inputs] [--organization ORG] [--json]
@@ -74,5 +75,5 @@ async function verify(argv: string[], io: CliIo): Promise<number> {
     for (const p of r.problems.slice(1, 20)) io.stdout(`  also: ${p}\n`);
     if (r.problems.length > 20) io.stdout(`  … and ${r.problems.length - 20} more\n`);
   }
-  return r.ok ? 0 : 1;
+  return r.ok ? ExitCode.CLEAN : ExitCode.MISMATCH;
 }

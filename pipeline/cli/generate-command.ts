@@ -9,7 +9,7 @@ import { ConfigError } from '../core/errors.js';
 import { MIN_ORDERS_WITH_FAULTS, generateDay } from '../generate/day.js';
 import { parse } from './args.js';
 import { printJson } from './io.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command.js';
 
 export const GENERATE_USAGE = `reckon generate --orders N --date YYYY-MM-DD --out DIR [--seed S] [--format csv|parquet] [--clean] [--rows-per-file N] [--json]`;
 

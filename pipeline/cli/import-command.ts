@@ -11,7 +11,7 @@ import { checkCalendar, runImport, type ImportOutcome } from '../import/import.j
 import { IMPORT_FORMATS, type ImportFormat } from '../import/model.js';
 import { parse } from './args.js';
 import { printJson } from './io.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command.js';
 
 export const IMPORT_USAGE = `reckon import camt053|mt940|bai2|fix FILE… --out SOURCES_DIR
               [--account-map FILE] [--timezone TZ --cutoff HH:MM] [--bank-id ID]

@@ -1,17 +1,16 @@
 /**
  * The `reckon` command line (CONTRACT §7). Each subcommand lives in its own module, loaded only
  * when called, and returns an exit code; every thrown error maps to its exit code in one place
- * (errors.ts), with a line on stderr naming what went wrong.
+ * (core/outcome.ts), with a line on stderr naming what went wrong. The settings are parsed from
+ * the command's environment here, once, before the subcommand runs (core/settings.ts).
  */
-import { exitCodeOf, ReckonError } from '../core/errors.js';
+import { ReckonError } from '../core/errors.js';
+import { ExitCode, exitCodeOf } from '../core/outcome.js';
+import { parseSettings } from '../core/settings.js';
+import type { Command } from './command.js';
 import { processIo, type CliIo } from './io.js';
 
-/** What every subcommand is handed besides its arguments. */
-export interface CommandContext {
-  readonly io: CliIo;
-}
-
-type Command = (argv: string[], ctx: CommandContext) => Promise<number>;
+export type { CommandContext } from './command.js';
 
 /** Subcommand → module exporting `command(argv, ctx)`. */
 const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
@@ -77,7 +76,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   const [cmd, ...rest] = argv;
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     io.stdout(USAGE);
-    return cmd ? 0 : 2;
+    return cmd ? ExitCode.CLEAN : ExitCode.USAGE;
   }
   if (cmd === '--version' || cmd === 'version') {
     const { readFileSync } = await import('node:fs');
@@ -88,15 +87,16 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   const load = COMMANDS[cmd];
   if (!load) {
     io.stderr(`reckon: unknown command '${cmd}'\n${USAGE}`);
-    return 2;
+    return ExitCode.USAGE;
   }
   if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h') && cmd === 'run') {
     io.stdout(RUN_USAGE);
     return 0;
   }
   try {
+    const settings = parseSettings(io.env);
     const { command } = await load();
-    return await command(rest, { io });
+    return await command(rest, { io, settings });
   } catch (e) {
     return reportFailure(io, e, rest.includes('--json'));
   }

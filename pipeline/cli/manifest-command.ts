@@ -1,12 +1,13 @@
 /** `reckon manifest verify [--store S] [--run RUN_ID] [--json]`: exit 0 when the chain holds, 1 naming the first broken link. */
 import { ConfigError } from '../core/errors.js';
+import { ExitCode } from '../core/outcome.js';
 import { existsSync } from 'node:fs';
 import { verifyManifests } from '../publish/verify-chain.js';
 import { findManifest } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command.js';
 
 /** Runs `reckon manifest verify` with `argv` (after the subcommand); returns 0 or 1. */
 export async function command(argv: string[], { io }: CommandContext): Promise<number> {
@@ -25,5 +26,5 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
     io.stdout(`FAILED: first broken link: ${problems[0].key}: ${problems[0].problem}\n`);
     for (const p of problems.slice(1)) io.stdout(`  also: ${p.key}: ${p.problem}\n`);
   }
-  return problems.length === 0 ? 0 : 1;
+  return problems.length === 0 ? ExitCode.CLEAN : ExitCode.MISMATCH;
 }

@@ -10,7 +10,7 @@ import { writeRunReport } from '../report/report.js';
 import { openStore } from '../store/open-store.js';
 import { parse } from './args.js';
 import { localOrRemote } from './io.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command.js';
 
 const USAGE = 'usage: reckon report --run RUN_ID --out FILE [--store DIR]';
 

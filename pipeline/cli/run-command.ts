@@ -1,25 +1,46 @@
 /** `reckon run` (CONTRACT §7): parses options, runs the window, prints the summary, returns the exit code. */
 import { loadConfig } from '../config/config.js';
+import { loadControls, selectControls } from '../controls/controls.js';
 import { ConfigError } from '../core/errors.js';
-import { runWindow, TRIGGERS, type RunResult, type Trigger } from '../run/run-window.js';
+import { faultPoints } from '../core/fault.js';
+import { createLogger } from '../core/log.js';
+import { STATUS_OUTCOMES } from '../core/outcome.js';
+import { runWindow, TRIGGERS, type RunRequest, type RunResult, type Trigger } from '../run/run-window.js';
 import { windowForDate, windowForRange } from '../contract/window.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
-import type { CommandContext } from './main.js';
-import { createLogger } from '../core/log.js';
+import type { CommandContext } from './command.js';
 
 export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
            [--sources DIR] [--store DIR] [--config FILE]
            [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
            [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]`;
 
+const OPTIONS = {
+  date: { type: 'string' }, window: { type: 'string' }, control: { type: 'string' }, all: { type: 'boolean' },
+  sources: { type: 'string' }, store: { type: 'string' }, config: { type: 'string' }, trigger: { type: 'string' },
+  reason: { type: 'string' }, 'rerun-of': { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' },
+} as const;
+
 /** Runs `reckon run` with `argv` (after the subcommand). Returns the exit code of CONTRACT §7. */
-export async function command(argv: string[], { io }: CommandContext): Promise<number> {
-  const { values } = parse(argv, {
-    date: { type: 'string' }, window: { type: 'string' }, control: { type: 'string' }, all: { type: 'boolean' },
-    sources: { type: 'string' }, store: { type: 'string' }, config: { type: 'string' }, trigger: { type: 'string' },
-    reason: { type: 'string' }, 'rerun-of': { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' },
-  });
+export async function command(argv: string[], ctx: CommandContext): Promise<number> {
+  const { values } = parse(argv, OPTIONS);
+  const result = await runWindow(await runRequest(values, ctx));
+  // Quarantine lines are the run's warnings, not progress: printed even with --quiet.
+  for (const line of quarantineLines(result)) ctx.io.stderr(`${line}\n`);
+  if (values.json) printJson(ctx.io, jsonSummary(result));
+  else ctx.io.stdout(humanSummary(result));
+  return result.exit_code;
+}
+
+type RunValues = ReturnType<typeof parse<typeof OPTIONS>>['values'];
+
+/**
+ * The run request of the options: window, controls (the definitions loaded once, then the
+ * selection), configuration checked against them, lineage, locations, settings, logger and fault
+ * points. Throws ConfigError (exit 2) for any bad option.
+ */
+async function runRequest(values: RunValues, { io, settings }: CommandContext): Promise<RunRequest> {
   if ((values.date === undefined) === (values.window === undefined)) throw new ConfigError(`exactly one of --date or --window is required\n${RUN_USAGE}`);
   if (values.control !== undefined && values.all) throw new ConfigError('--control and --all exclude each other');
   const window = values.date !== undefined ? windowForDate(values.date) : windowForRange(values.window!);
@@ -30,21 +51,17 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   if (values['rerun-of'] !== undefined && !/^[a-z0-9_-]+$/.test(values['rerun-of'])) throw new ConfigError(`--rerun-of '${values['rerun-of']}' is not a run id`);
   const controls = values.control !== undefined ? values.control.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) : [];
   if (values.control !== undefined && controls.length === 0) throw new ConfigError('--control needs at least one control id, e.g. --control RC01,RC03');
-  const config = await loadConfig(values.config);
-  const quiet = Boolean(values.quiet);
-  const result = await runWindow({
-    window, controls, config, trigger,
+  const definitions = loadControls();
+  const config = await loadConfig(values.config, definitions, { cwd: io.cwd });
+  return {
+    window, controls: selectControls(definitions, controls), config, trigger, settings,
     sources: localOrRemote(io, values.sources ?? 'sources'),
     store: localOrRemote(io, values.store ?? 'var/reckon'),
     reason: values.reason ?? null,
     rerunOf: values['rerun-of'] ?? null,
-    logger: createLogger(io, { quiet }),
-  });
-  // Quarantine lines are the run's warnings, not progress: printed even with --quiet.
-  for (const line of quarantineLines(result)) io.stderr(`${line}\n`);
-  if (values.json) printJson(io, jsonSummary(result));
-  else io.stdout(humanSummary(result));
-  return result.exit_code;
+    logger: createLogger(io, { quiet: Boolean(values.quiet) }),
+    faults: faultPoints(settings.faultPause, (text) => io.stderr(text)),
+  };
 }
 
 /** Most quarantine entries printed on stderr, one line each; the rest are counted, never dropped from the manifest or the output. */
@@ -83,6 +100,7 @@ export function jsonSummary(r: RunResult) {
     run_id: r.run_id,
     status: r.status,
     exit_code: r.exit_code,
+    conditions: r.conditions,
     window: r.window,
     manifest: r.manifest,
     results_digest: r.results_digest,
@@ -99,6 +117,8 @@ export function jsonSummary(r: RunResult) {
 /** A per-control summary for people (stdout without --json). */
 export function humanSummary(r: RunResult): string {
   const lines = [`run ${r.run_id}  window [${r.window.start}, ${r.window.end})  status ${r.status}  exit ${r.exit_code}`];
+  // Every condition present, highest first: the status line names only the one that wins.
+  for (const c of r.conditions) lines.push(`  ${c.status.padEnd(10)} ${STATUS_OUTCOMES[c.status].meaning} (exit ${c.exit_code}): ${c.controls.join(', ')}`);
   for (const c of r.controls) {
     const byKind = new Map<string, number>();
     for (const d of c.differences) byKind.set(d.kind, (byKind.get(d.kind) ?? 0) + 1);

@@ -10,7 +10,7 @@ import { openStore } from '../store/open-store.js';
 import { windowForRange } from '../contract/window.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command.js';
 
 /** Runs `reckon runs` with `argv` (after the subcommand); returns 0. */
 export async function command(argv: string[], { io }: CommandContext): Promise<number> {

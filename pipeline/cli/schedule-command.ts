@@ -6,21 +6,23 @@
  */
 import { loadConfig } from '../config/config.js';
 import { ConcurrencyError, ConfigError } from '../core/errors.js';
+import { faultPoints } from '../core/fault.js';
 import { createLogger } from '../core/log.js';
-import { loadControls, } from '../controls/controls.js';
-import { runWindow, selectControls } from '../run/run-window.js';
+import { exitCodeOf, highestExitCode, type ExitCode } from '../core/outcome.js';
+import { loadControls, selectControls } from '../controls/controls.js';
+import { runWindow } from '../run/run-window.js';
 import { completedRun, dueWindows, parseDuration, type Plan } from '../schedule/schedule.js';
 import { openStore } from '../store/open-store.js';
 import { parseTimestamp } from '../contract/values.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command.js';
 
 export const SCHEDULE_USAGE = `reckon schedule --plan nightly|intraday [--now T] [--interval 15m] [--lag 5m] [--lookback 3d|1d]
                 [--sources DIR] [--store DIR] [--config FILE] [--control RC01,…] [--json] [--quiet]`;
 
 /** Runs `reckon schedule` with `argv` (after the subcommand); returns the highest exit code of the runs. */
-export async function command(argv: string[], { io }: CommandContext): Promise<number> {
+export async function command(argv: string[], { io, settings }: CommandContext): Promise<number> {
   const { values } = parse(argv, {
     plan: { type: 'string' }, now: { type: 'string' }, interval: { type: 'string' }, lag: { type: 'string' }, lookback: { type: 'string' },
     sources: { type: 'string' }, store: { type: 'string' }, config: { type: 'string' }, control: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' },
@@ -38,31 +40,32 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   const intervalUs = parseDuration(values.interval ?? '15m', '--interval');
   const lagUs = parseDuration(values.lag ?? (plan === 'nightly' ? '5m' : '5m'), '--lag');
   const lookbackUs = parseDuration(values.lookback ?? (plan === 'nightly' ? '3d' : '1d'), '--lookback');
-  const config = await loadConfig(values.config);
-  const controls = selectControls(loadControls(), values.control ? values.control.split(',').map((s) => s.trim().toUpperCase()) : []).map((c) => c.control_id);
+  const definitions = loadControls();
+  const config = await loadConfig(values.config, definitions, { cwd: io.cwd });
+  const selection = selectControls(definitions, values.control ? values.control.split(',').map((s) => s.trim().toUpperCase()) : []);
+  const controls = selection.selected.map((c) => c.control_id);
   const sources = localOrRemote(io, values.sources ?? 'sources');
   const storeLocation = localOrRemote(io, values.store ?? 'var/reckon');
-  const store = await openStore(storeLocation);
+  const store = await openStore(storeLocation, settings.s3);
   const logger = createLogger(io, { quiet: Boolean(values.quiet) });
-  const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: number }[] = [];
-  let exit = 0;
+  const faults = faultPoints(settings.faultPause, (text) => io.stderr(text));
+  const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode }[] = [];
   for (const w of dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs })) {
     const done = await completedRun(store, w, controls, { config: config.sha256 });
     if (done) { report.push({ start: w.start, end: w.end, action: 'complete', run_id: done, status: null, exit_code: 0 }); continue; }
     try {
       const r = await runWindow({
-        window: w, controls, sources, store: storeLocation, config, trigger: plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday',
-        reason: null, rerunOf: null, logger,
+        window: w, controls: selection, sources, store: storeLocation, config, trigger: plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday',
+        reason: null, rerunOf: null, settings, logger, faults,
       });
       report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code });
-      exit = Math.max(exit, r.exit_code);
     } catch (e) {
       if (!(e instanceof ConcurrencyError)) throw e;
       logger.warn(e.message);
-      report.push({ start: w.start, end: w.end, action: 'locked', run_id: null, status: null, exit_code: e.exitCode });
-      exit = Math.max(exit, e.exitCode);
+      report.push({ start: w.start, end: w.end, action: 'locked', run_id: null, status: null, exit_code: exitCodeOf(e) });
     }
   }
+  const exit = highestExitCode(report.map((r) => r.exit_code));
   if (values.json) printJson(io, { plan, now: new Date(Number(nowUs / 1000n)).toISOString(), windows: report, exit_code: exit });
   else {
     for (const r of report) io.stdout(`${`[${r.start}, ${r.end})  ${r.action.padEnd(8)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n`);

@@ -12,10 +12,11 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { ROUNDING_MODES } from '../contract/money.js';
-import { loadControls, type ControlDefinition } from '../controls/controls.js';
+import type { ControlDefinition } from '../controls/controls.js';
 
 const ControlConfig = z.object({
   sla_s: z.number().int().nonnegative().optional(),
@@ -45,13 +46,21 @@ export interface LoadedConfig {
   readonly path?: string;
 }
 
-/** Loads and validates a configuration file (JSON, or YAML when the `yaml` package is present). */
-export async function loadConfig(path?: string): Promise<LoadedConfig> {
-  if (!path) {
-    return { config: Object.freeze(ConfigSchema.parse({})), sha256: createHash('sha256').update('{}').digest('hex') };
-  }
+/** The configuration of no file: every default, with the SHA-256 of `{}`. */
+export function defaultConfig(): LoadedConfig {
+  return { config: Object.freeze(ConfigSchema.parse({})), sha256: createHash('sha256').update('{}').digest('hex') };
+}
+
+/**
+ * Loads and validates a configuration file (JSON, or YAML by its extension) against the control
+ * definitions `controls` (configIssuesAgainstControls); no `path` gives defaultConfig(). A relative
+ * `path` is read from `opts.cwd` (default the process's) and recorded as given. Throws ConfigError
+ * (exit 2) listing every problem with its path.
+ */
+export async function loadConfig(path: string | undefined, controls: readonly ControlDefinition[], opts: { cwd?: string } = {}): Promise<LoadedConfig> {
+  if (!path) return defaultConfig();
   let bytes: Buffer;
-  try { bytes = readFileSync(path); } catch (e) { throw new ConfigError(`cannot read configuration ${path}: ${(e as Error).message}`, path); }
+  try { bytes = readFileSync(resolve(opts.cwd ?? '.', path)); } catch (e) { throw new ConfigError(`cannot read configuration ${path}: ${(e as Error).message}`, path); }
   let doc: unknown;
   try {
     if (/\.ya?ml$/i.test(path)) {
@@ -64,7 +73,7 @@ export async function loadConfig(path?: string): Promise<LoadedConfig> {
   }
   const parsed = ConfigSchema.safeParse(doc);
   const issues = parsed.success
-    ? configIssuesAgainstControls(parsed.data, loadControls())
+    ? configIssuesAgainstControls(parsed.data, controls)
     : parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
   if (issues.length) {
     const lines = issues.map((i) => `  ${i.path || '(root)'}: ${i.message}`);

@@ -15,6 +15,7 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { z } from 'zod';
 import { StatementType, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { ConfigError, InputError, InternalError, invariant } from '../core/errors.js';
+import { INLINE_TOTAL_KEYS } from '../core/settings.js';
 import { repoPath } from '../core/paths.js';
 import { DATASETS } from '../contract/datasets.js';
 
@@ -65,6 +66,29 @@ export function loadControls(): ControlDefinition[] {
     out.push(Object.freeze({ ...def, sql: Object.freeze(sql) as ControlDefinition['sql'], sqlFiles }));
   }
   return out;
+}
+
+/** The controls a run knows (every definition) and the ones it evaluates (its selection, in id order). */
+export interface ControlSet {
+  readonly all: readonly ControlDefinition[];
+  readonly selected: readonly ControlDefinition[];
+}
+
+/**
+ * Selects the controls `ids` names from `all` (every one when `ids` is empty), in the order of
+ * `all`. Throws ConfigError (exit 2) naming an unknown id and the known ones.
+ */
+export function selectControls(all: readonly ControlDefinition[], ids: readonly string[]): ControlSet {
+  if (ids.length === 0) return { all, selected: [...all] };
+  const unknown = ids.filter((id) => !all.some((c) => c.control_id === id));
+  if (unknown.length) throw new ConfigError(`unknown control(s) ${unknown.join(', ')}; known: ${all.map((c) => c.control_id).join(', ')}`);
+  return { all, selected: all.filter((c) => ids.includes(c.control_id)) };
+}
+
+/** The datasets the controls read (CONTRACT §3), in the order of CONTRACT §2: the only ones a run loads. */
+export function datasetsRead(controls: readonly ControlDefinition[]): string[] {
+  const read = new Set(controls.flatMap((c) => c.reads));
+  return DATASETS.map((d) => d.name).filter((n) => read.has(n));
 }
 
 /** The shared SQL run once after loading (macros, then views), with SHA-256 of each file. */
@@ -168,14 +192,12 @@ export interface LargeTotal {
 }
 
 /** Keyed totals up to this many keys are listed inline (manifest, `--json`); larger ones become LargeTotal. */
-export const INLINE_TOTAL_KEYS = 10_000;
+export { INLINE_TOTAL_KEYS };
 
-/** The inline limit in force: `RECKON_INLINE_TOTAL_KEYS` (a positive integer) or INLINE_TOTAL_KEYS. */
-export function inlineTotalKeys(): number {
-  const v = process.env.RECKON_INLINE_TOTAL_KEYS;
-  if (v === undefined || v === '') return INLINE_TOTAL_KEYS;
-  if (!/^[1-9][0-9]{0,8}$/.test(v)) throw new ConfigError(`RECKON_INLINE_TOTAL_KEYS '${v}' must be a positive integer`);
-  return Number(v);
+/** Limits of one evaluation, from the run's settings (core/settings.ts). */
+export interface EvaluationLimits {
+  /** Keyed totals with more keys than this become LargeTotals (`RECKON_INLINE_TOTAL_KEYS`). */
+  readonly inlineTotalKeys: number;
 }
 
 /** DuckDB table holding the entries of every LargeTotal of a run: (control_id, name, dim, value), all text. */
@@ -193,11 +215,12 @@ export interface ControlEvaluation {
 /**
  * Evaluates one control against the loaded tables. Session variables (window, as-of, params) must
  * be set by the caller. Throws InternalError when an assertion row appears, when a kind outside the
- * definition is emitted, or when one (kind, key) is listed twice.
+ * definition is emitted, or when one (kind, key) is listed twice; InputError (exit 3) when a total
+ * exceeds 38 digits.
  */
-export async function evaluateControl(conn: DuckDBConnection, def: ControlDefinition): Promise<ControlEvaluation> {
+export async function evaluateControl(conn: DuckDBConnection, def: ControlDefinition, limits: EvaluationLimits = { inlineTotalKeys: INLINE_TOTAL_KEYS }): Promise<ControlEvaluation> {
   try {
-    const ev = await evaluate(conn, def);
+    const ev = await evaluate(conn, def, limits);
     await dropControlObjects(conn, def);
     return ev;
   } catch (e) {
@@ -205,7 +228,10 @@ export async function evaluateControl(conn: DuckDBConnection, def: ControlDefini
     // That is a property of the input, not a bug: say so and stop with exit 3, never 70.
     const msg = (e as Error).message ?? '';
     if (/Overflow|out of range/i.test(msg) && !(e instanceof InternalError)) {
-      throw new InputError(`${def.control_id}: a control total or comparison exceeds 38 digits and cannot be computed exactly (${msg.split('\n')[0]}); the input holds amounts or quantities too large to total`, undefined, undefined, undefined, undefined, 'total_overflow');
+      throw new InputError({
+        message: `${def.control_id}: a control total or comparison exceeds 38 digits and cannot be computed exactly (${msg.split('\n')[0]}); the input holds amounts or quantities too large to total`,
+        rule: 'total_overflow',
+      });
     }
     throw e;
   }
@@ -223,10 +249,10 @@ async function dropControlObjects(conn: DuckDBConnection, def: ControlDefinition
   for (const o of objects) await conn.run(`DROP ${o.type} IF EXISTS temp.main."${o.name!.replace(/"/g, '""')}"`);
 }
 
-async function evaluate(conn: DuckDBConnection, def: ControlDefinition): Promise<ControlEvaluation> {
+async function evaluate(conn: DuckDBConnection, def: ControlDefinition, limits: EvaluationLimits): Promise<ControlEvaluation> {
   if (def.sql.prepare) await runScript(conn, def.sql.prepare);
   const totals: Record<string, string | Record<string, string>> = {};
-  const { inline, large } = await evaluateTotals(conn, def);
+  const { inline, large } = await evaluateTotals(conn, def, limits.inlineTotalKeys);
   for (const r of inline) {
     const name = r.name!;
     if (r.dim === null || r.dim === undefined) totals[name] = r.value ?? '0';
@@ -304,14 +330,13 @@ export function splitStatements(sql: string): string[] {
  * INLINE_TOTAL_KEYS keys as rows (sorted by name, dim), and moves the entries of larger keyed
  * totals into LARGE_TOTALS_TABLE, returning their key count and listing digest (LargeTotal).
  */
-async function evaluateTotals(conn: DuckDBConnection, def: ControlDefinition): Promise<{ inline: Record<string, string | null>[]; large: Record<string, LargeTotal> }> {
+async function evaluateTotals(conn: DuckDBConnection, def: ControlDefinition, limit: number): Promise<{ inline: Record<string, string | null>[]; large: Record<string, LargeTotal> }> {
   const stmts = splitStatements(def.sql.totals!);
   const extracted = await conn.extractStatements(def.sql.totals!);
   invariant(stmts.length === extracted.count && stmts.length >= 1, `${def.control_id}: totals.sql splits into ${stmts.length} statements, DuckDB counts ${extracted.count}`);
   for (const s of stmts.slice(0, -1)) await conn.run(s);
   const table = `__totals_${def.control_id.toLowerCase()}`;
   await conn.run(`CREATE OR REPLACE TEMP TABLE ${table} AS SELECT name::VARCHAR AS name, dim::VARCHAR AS dim, value::VARCHAR AS value FROM (${stmts[stmts.length - 1]})`);
-  const limit = inlineTotalKeys();
   const counts = await queryScript(conn, `SELECT name, count(dim)::VARCHAR AS keyed, count(*) FILTER (WHERE dim IS NULL)::VARCHAR AS scalar FROM ${table} GROUP BY name`);
   const largeNames = counts.filter((c) => Number(c.keyed) > limit && Number(c.scalar) === 0).map((c) => c.name!).sort();
   const large: Record<string, LargeTotal> = {};
@@ -320,7 +345,7 @@ async function evaluateTotals(conn: DuckDBConnection, def: ControlDefinition): P
     await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${LARGE_TOTALS_TABLE} (control_id VARCHAR, name VARCHAR, dim VARCHAR, value VARCHAR)`);
     await conn.run(`INSERT INTO ${LARGE_TOTALS_TABLE} SELECT '${def.control_id}', name, dim, coalesce(value, '0') FROM ${table} WHERE name IN (${list})`);
     // The listing is built and hashed inside DuckDB: its entries never enter JavaScript.
-    const digests = await queryScript(conn, `SELECT name, count(*)::VARCHAR AS keys, sha256(string_agg(dim || chr(9) || coalesce(value, '0'), chr(10) ORDER BY dim)) AS sha256 FROM ${table} WHERE name IN (${list}) GROUP BY name`);
+    const digests = await queryScript(conn, `SELECT name, count(*)::VARCHAR AS keys, sha256(string_agg(dim || chr(9) || coalesce(value, '0'), chr(10) ORDER BY dim)) AS sha256 FROM ${table} WHERE name IN (${list}) GROUP BY name ORDER BY name`);
     for (const d of digests) large[d.name!] = { keys: d.keys!, sha256: d.sha256! };
   }
   const inline = await queryScript(conn, `SELECT name, dim, value FROM ${table}${largeNames.length ? ` WHERE name NOT IN (${list})` : ''} ORDER BY name, dim`);

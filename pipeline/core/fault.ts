@@ -1,14 +1,26 @@
 /**
- * Fault-injection seam for crash tests (issue 7): when `RECKON_FAULT_PAUSE` names a phase, the
- * run announces `reckon-fault: paused at <phase>` on stderr when it reaches it and waits there
- * forever, so a test can SIGKILL the process at exactly that point. Unset, it costs nothing.
- * Phases: leased, loading, computing, staged, published. `<phase>:<ms>` pauses for ms milliseconds only.
+ * Fault-injection seam for crash tests (issue 7): when the settings' fault pause (from
+ * `RECKON_FAULT_PAUSE`, core/settings.ts) names a phase, the run announces
+ * `reckon-fault: paused at <phase>` on stderr when it reaches it and waits there forever, so a
+ * test can SIGKILL the process at exactly that point; `<phase>:<ms>` pauses for ms milliseconds
+ * only (to change the world under a running run). Unset, it costs nothing.
+ * Phases: leased, loading, computing, staged, published.
  */
-export async function faultPoint(phase: string): Promise<void> {
-  const [at, ms] = (process.env.RECKON_FAULT_PAUSE ?? '').split(':');
-  if (at !== phase) return;
-  process.stderr.write(`reckon-fault: paused at ${phase}\n`);
-  // `<phase>:<ms>` pauses that long and goes on (to change the world under a running run).
-  if (ms !== undefined && /^[0-9]{1,7}$/.test(ms)) return new Promise<void>((resolve) => setTimeout(resolve, Number(ms)));
-  await new Promise<never>(() => setInterval(() => undefined, 60_000));
+import type { FaultPause, FaultPhase } from './settings.js';
+
+/** Called by a run at each fault point; resolves when the run may go on. */
+export type FaultPoints = (phase: FaultPhase) => Promise<void>;
+
+/** Fault points that never pause (normal operation). */
+export const NO_FAULTS: FaultPoints = async () => undefined;
+
+/** The fault points for `pause`, announcing a pause through `stderr`. */
+export function faultPoints(pause: FaultPause | null, stderr: (text: string) => void): FaultPoints {
+  if (pause === null) return NO_FAULTS;
+  return async (phase) => {
+    if (phase !== pause.phase) return;
+    stderr(`reckon-fault: paused at ${phase}\n`);
+    if (pause.ms !== null) return new Promise<void>((resolve) => setTimeout(resolve, pause.ms!));
+    await new Promise<never>(() => setInterval(() => undefined, 60_000));
+  };
 }

@@ -49,13 +49,12 @@ export function runEvent(manifest: ManifestV1, manifestSha256: string, storeLoca
   if (manifest.parent_run_id !== null) {
     facets.parent = { _producer: producer, _schemaURL: PARENT_RUN_SCHEMA, run: { runId: uuidV5(manifest.parent_run_id) }, job: { ...JOB } };
   }
-  const rt = manifest.runtime as { overall_status?: unknown; exit_code?: unknown };
   facets.reckon_run = {
     _producer: producer, _schemaURL: RECKON_RUN_FACET_SCHEMA,
     run_id: manifest.run_id, parent_run_id: manifest.parent_run_id, trigger: manifest.trigger, reason: manifest.reason,
     window: { start: manifest.window.start, end: manifest.window.end, bounds: '[start, end)' },
     manifest_sha256: manifestSha256, chain_sequence: manifest.chain.sequence, results_digest: manifest.results_digest,
-    status: typeof rt.overall_status === 'string' ? rt.overall_status : null,
+    status: manifest.runtime.overall_status ?? null,
     controls: manifest.results.map((r) => ({ control_id: r.control_id, status: r.status })),
   };
   return {

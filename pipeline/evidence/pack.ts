@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { canonicalJson } from '../core/canonical.js';
-import { ConfigError, InternalError, ReckonError, type ExitCode } from '../core/errors.js';
+import { ConfigError, EvidenceIntegrityError, InternalError } from '../core/errors.js';
 import type { BreakRecord } from '../breaks/break-store.js';
 import { BreakStore } from '../breaks/break-store.js';
 import { type ObjectStore } from '../store/object-store.js';
@@ -45,14 +45,8 @@ export interface PackOptions {
   readonly now?: Date;
 }
 
-/** The store no longer matches what it recorded, so no verifiable bag can be made (exit 1). */
-export class EvidenceIntegrityError extends ReckonError {
-  readonly exitCode: ExitCode = 1;
-  constructor(message: string) {
-    super(message);
-    this.name = 'EvidenceIntegrityError';
-  }
-}
+/** The store no longer matches what it recorded, so no verifiable bag can be made (core/errors.ts; exit 1). */
+export { EvidenceIntegrityError };
 
 /** One link of the manifest chain as recorded in `chain.json`. */
 export interface ChainLink {

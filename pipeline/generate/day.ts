@@ -18,6 +18,7 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS, type DatasetSpec } from '../contract/datasets.js';
+import { runOutcome } from '../core/outcome.js';
 import { decText, notionalMinor } from './decimal.js';
 import { Prng } from './prng.js';
 import {
@@ -1141,7 +1142,7 @@ class DayGenerator {
     return {
       generator: { name: 'reckon generate', version: 1, orders: this.opts.orders, seed: this.opts.seed, date: this.opts.date, faults: this.faults },
       window: { start: isoZ(this.start), end: isoZ(this.end) },
-      exit_code: Object.values(controls).some((c) => c.status === 'BREAKS') ? 1 : 0,
+      exit_code: runOutcome(Object.entries(controls).map(([control_id, c]) => ({ control_id, status: c.status }))).exit_code,
       controls,
       faults: this.expected,
       traps: this.traps,

@@ -17,7 +17,7 @@ import { epochDays } from '../contract/values.js';
  */
 export class ProviderValueError extends InputError {
   constructor(readonly providerFile: string, readonly lineNo: number | undefined, readonly ruleCode: string, message: string) {
-    super(`${providerFile}${lineNo !== undefined ? `:${lineNo}` : ''}: ${message}`, undefined, providerFile, lineNo, undefined, ruleCode);
+    super({ message: `${providerFile}${lineNo !== undefined ? `:${lineNo}` : ''}: ${message}`, file: providerFile, row: lineNo, rule: ruleCode });
     this.name = 'ProviderValueError';
   }
 }

@@ -15,6 +15,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { datasetSpec } from '../contract/datasets.js';
 import { ConfigError, InputError } from '../core/errors.js';
+import { ExitCode } from '../core/outcome.js';
 import { ianaZone } from '../contract/local-time.js';
 import { parseCutoff, parseId, parseTimestamp } from '../contract/values.js';
 import { lookupAccount, venueIdFor, type AccountMap } from './account-map.js';
@@ -56,7 +57,7 @@ export interface FileSummary {
 
 /** What the command prints and returns. */
 export interface ImportOutcome {
-  readonly exit_code: 0 | 1;
+  readonly exit_code: typeof ExitCode.CLEAN | typeof ExitCode.MISMATCH;
   readonly out: string;
   readonly files: readonly FileSummary[];
   readonly outputs: readonly string[];
@@ -116,10 +117,11 @@ export async function runImport(req: ImportRequest): Promise<ImportOutcome> {
   const errors: string[] = [];
   files.forEach((f, i) => {
     try { results.push(PARSERS[req.format](f, i)); } catch (e) {
-      if (e instanceof InputError) { errors.push(e.message); results.push(undefined as unknown as ParseResult); } else throw e;
+      // With any error the import stops below, so `results` is used only when every file parsed.
+      if (e instanceof InputError) errors.push(e.message); else throw e;
     }
   });
-  if (errors.length) throw new InputError(`nothing imported: ${errors.length} file(s) hold values that cannot be read exactly:\n  ${errors.join('\n  ')}`);
+  if (errors.length) throw new InputError({ message: `nothing imported: ${errors.length} file(s) hold values that cannot be read exactly:\n  ${errors.join('\n  ')}` });
 
   const checks = new Map<number, ControlCheck[]>(files.map((_, i) => [i, [...results[i].checks]]));
   const findings = new Map<number, Finding[]>(files.map((_, i) => [i, [...results[i].findings]]));
@@ -139,7 +141,7 @@ export async function runImport(req: ImportRequest): Promise<ImportOutcome> {
         rowsByFile[i].push([fill.venueTimeLocal, fill.venueTimezone, venueId, fill.venueFillId, fill.orderId, fill.instrumentId, fill.side, fill.fillQty, fill.price, fill.priceCurrency, String(fill.venueSeq), f.fileId]);
       }
     });
-    if (errors.length) throw new InputError(`nothing imported:\n  ${errors.join('\n  ')}`);
+    if (errors.length) throw new InputError({ message: `nothing imported:\n  ${errors.join('\n  ')}` });
     const dir = await datasetDir(req.out, 'venue_fills');
     const columns = datasetSpec('venue_fills').columns.map((c) => c.name);
     const entries: ImportEntry[] = [];
@@ -162,7 +164,7 @@ export async function runImport(req: ImportRequest): Promise<ImportOutcome> {
     const settingErrors: string[] = [];
     const finals = joined.statements.map((st) => finalize(st, req, files, settingErrors, errors, addFinding));
     if (settingErrors.length) throw new ConfigError(`nothing imported:\n  ${[...new Set(settingErrors)].join('\n  ')}`);
-    if (errors.length) throw new InputError(`nothing imported:\n  ${[...new Set(errors)].join('\n  ')}`);
+    if (errors.length) throw new InputError({ message: `nothing imported:\n  ${[...new Set(errors)].join('\n  ')}` });
     assignSequences(finals);
     chainChecks(finals, addCheck);
     // Ids must be unique within the command and not already written by another provider file.
@@ -184,7 +186,7 @@ export async function runImport(req: ImportRequest): Promise<ImportOutcome> {
         }
       }
     }
-    if (errors.length) throw new InputError(`nothing imported:\n  ${[...new Set(errors)].join('\n  ')}`);
+    if (errors.length) throw new InputError({ message: `nothing imported:\n  ${[...new Set(errors)].join('\n  ')}` });
 
     const stmtCols = datasetSpec('bank_statements').columns.map((c) => c.name);
     const lineCols = datasetSpec('bank_statement_lines').columns.map((c) => c.name);
@@ -225,7 +227,7 @@ export async function runImport(req: ImportRequest): Promise<ImportOutcome> {
   }
   const watermark = req.watermark ? await writeWatermarks(req.out, [...entriesByDataset.keys()], req.watermark) : null;
   const anyMismatch = summaries.some((s) => s.mismatches.length > 0);
-  return { exit_code: anyMismatch ? 1 : 0, out: req.out, files: summaries, outputs, watermark };
+  return { exit_code: anyMismatch ? ExitCode.MISMATCH : ExitCode.CLEAN, out: req.out, files: summaries, outputs, watermark };
 }
 
 /** Maps one joined statement to our account, bank, calendar and line rows; records missing settings and bad ids. */

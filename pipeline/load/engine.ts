@@ -9,19 +9,21 @@
  *   limit, is spilled uncompressed (a 10M-order day: 25 GB of temp files); a database file holds
  *   it compressed (about 45 bytes a record) and reads it back through the same buffer pool.
  *
- * `RECKON_DUCKDB_STORAGE=memory|file|auto` (default auto) overrides the choice; auto picks the file
- * when the estimated in-memory size of the records to load exceeds FILE_STORAGE_ABOVE_BYTES.
+ * The settings' storage (`RECKON_DUCKDB_STORAGE=memory|file|auto`, default auto) overrides the
+ * choice; auto picks the file when the estimated in-memory size of the records to load exceeds
+ * FILE_STORAGE_ABOVE_BYTES. The memory limit is the settings' (`RECKON_DUCKDB_MEMORY_LIMIT`).
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { ConfigError, InternalError, isOutOfMemory } from '../core/errors.js';
+import { InternalError, isOutOfMemory } from '../core/errors.js';
+import type { Settings } from '../core/settings.js';
 import { listDatasetFolder } from '../sources/files.js';
+
+export { DUCKDB_MEMORY_LIMIT } from '../core/settings.js';
 
 /** DuckDB worker threads (the machine's cores). */
 export const DUCKDB_THREADS = 2;
-/** DuckDB's buffer-pool limit; it spills to the run's temp folder beyond it. */
-export const DUCKDB_MEMORY_LIMIT = '2GB';
 /**
  * Above this estimated in-memory size of the records to load, tables live in a database file: a
  * 1M-order day (about 2.6 GB estimated) stays in memory, a 10M-order day (about 25 GB) goes to a file.
@@ -43,6 +45,8 @@ export interface Engine {
   readonly storage: EngineStorage;
   /** Estimated in-memory bytes of the records to load (the basis of the automatic choice). */
   readonly estimated_bytes: number;
+  /** DuckDB's buffer-pool limit in force, e.g. `2GB`. */
+  readonly memory_limit: string;
 }
 
 /**
@@ -63,34 +67,15 @@ export async function estimateLoadBytes(root: string, datasets: readonly string[
 }
 
 /**
- * The buffer-pool limit in force: `RECKON_DUCKDB_MEMORY_LIMIT` (e.g. `2.5GB`, `3000MB`) or
- * DUCKDB_MEMORY_LIMIT. Throws ConfigError on any other form.
- */
-export function memoryLimitSetting(): string {
-  const v = process.env.RECKON_DUCKDB_MEMORY_LIMIT;
-  if (v === undefined || v === '') return DUCKDB_MEMORY_LIMIT;
-  if (!/^[1-9][0-9]{0,5}(\.[0-9]{1,2})?(MB|GB)$/.test(v)) throw new ConfigError(`RECKON_DUCKDB_MEMORY_LIMIT '${v}' must be a size such as 2GB, 2.5GB or 3000MB`);
-  return v;
-}
-
-/** The storage asked for by RECKON_DUCKDB_STORAGE; throws ConfigError on any other value. */
-export function storageSetting(): EngineStorage | 'auto' {
-  const v = process.env.RECKON_DUCKDB_STORAGE ?? 'auto';
-  if (v === 'memory' || v === 'file' || v === 'auto') return v;
-  throw new ConfigError(`RECKON_DUCKDB_STORAGE '${v}' must be memory, file or auto`);
-}
-
-/**
  * Opens the run's DuckDB in `scratch` (a folder whose path holds no quote, space or glob) for
- * records estimated at `estimatedBytes` in memory. Throws ConfigError for a bad storage setting.
+ * records estimated at `estimatedBytes` in memory, with the storage and memory limit of `settings`.
  */
-export async function openEngine(scratch: string, estimatedBytes: number): Promise<Engine> {
-  const setting = storageSetting();
-  const storage: EngineStorage = setting === 'auto' ? (estimatedBytes > FILE_STORAGE_ABOVE_BYTES ? 'file' : 'memory') : setting;
+export async function openEngine(scratch: string, estimatedBytes: number, settings: Settings['duckdb']): Promise<Engine> {
+  const storage: EngineStorage = settings.storage === 'auto' ? (estimatedBytes > FILE_STORAGE_ABOVE_BYTES ? 'file' : 'memory') : settings.storage;
   const instance = await DuckDBInstance.create(storage === 'file' ? join(scratch, 'work.duckdb') : ':memory:', {
-    threads: String(DUCKDB_THREADS), memory_limit: memoryLimitSetting(), temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
+    threads: String(DUCKDB_THREADS), memory_limit: settings.memoryLimit, temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
   });
-  return { instance, storage, estimated_bytes: estimatedBytes };
+  return { instance, storage, estimated_bytes: estimatedBytes, memory_limit: settings.memoryLimit };
 }
 
 /**
@@ -109,7 +94,7 @@ export function explainOutOfMemory(e: unknown, doing: string, engine: Engine): u
   const advice = spill
     ? 'DuckDB could not spill to its temp folder: free space where TMPDIR points (a 10M-order day spills tens of GB) and rerun the window'
     : 'Raise RECKON_DUCKDB_MEMORY_LIMIT (peak RSS is about the limit plus 1 GB) and rerun the window';
-  return new InternalError(`DuckDB ran out of memory while ${doing} (memory_limit ${memoryLimitSetting()}, tables in ${engine.storage}, ` +
+  return new InternalError(`DuckDB ran out of memory while ${doing} (memory_limit ${engine.memory_limit}, tables in ${engine.storage}, ` +
     `records estimated at ${gib} GiB in memory): ${detail}. No manifest was written and the window's leases are released. ` +
     `${advice}; docs/operations.md "Sizing a large day".`);
 }

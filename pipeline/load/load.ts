@@ -114,7 +114,10 @@ export async function checkViewFiles(loaded: LoadResult): Promise<void> {
   for (const f of loaded.viewFiles ?? []) {
     const st = await stat(f.stagedPath).catch(() => undefined);
     if (!st || st.size !== f.size || st.mtimeMs !== f.mtimeMs) {
-      throw new InputError(`${f.relPath} changed while the run was reading it (size or modification time differs from when it was checked and hashed); rerun once the delivery is complete`, undefined, f.relPath, undefined, undefined, 'file_changed_during_run');
+      throw new InputError({
+        message: `${f.relPath} changed while the run was reading it (size or modification time differs from when it was checked and hashed); rerun once the delivery is complete`,
+        file: f.relPath, rule: 'file_changed_during_run',
+      });
     }
   }
 }

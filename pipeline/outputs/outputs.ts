@@ -9,7 +9,9 @@
  *   (which DuckDB writes to Parquet as DOUBLE). Only the types of OUTPUT_TYPES can be declared;
  * - partition values are lower-case `[a-z0-9_-]` (the run id) or a date (digits and dashes);
  *   table and column names are `[a-z0-9_]`; file names never start with `_` or `.`.
- * Rows are staged as text and typed on COPY with strict guards: an int, bool or date text that is
+ * Rows are objects keyed by column name, checked against their table's columns (a missing or
+ * unknown name is a programming error: InternalError), staged as text and typed on COPY with
+ * strict guards: an int, bool or date text that is
  * not exactly of its form stops the run (DuckDB's casts would round `12.50` or accept `+1`). A
  * decimal text that does not fit its DECIMAL(p,s) becomes NULL, and its exact text is in the
  * table's text column. Files are written to the run's local staging directory; `runs` is returned
@@ -65,8 +67,31 @@ export const OUTPUT_TABLES: Readonly<Record<string, readonly OutputColumn[]>> = 
   ],
 };
 
-/** Staged rows: every value as text (or null); typed when copied to Parquet. Timestamps as ISO text. */
-export type OutputRows = Readonly<Record<string, readonly (readonly (string | null)[])[]>>;
+/** One output row: column name → value as text (or null); typed when copied to Parquet. Timestamps as ISO text. */
+export type OutputRow = Readonly<Record<string, string | null>>;
+
+/** Staged rows per table. */
+export type OutputRows = Readonly<Record<string, readonly OutputRow[]>>;
+
+/**
+ * The values of `row` in the order of `cols`. Throws InternalError naming the table and column
+ * when the row lacks a column or has a name the table does not declare.
+ */
+export function rowValues(table: string, cols: readonly OutputColumn[], row: OutputRow): (string | null)[] {
+  const values = cols.map((c) => {
+    const v = row[c.name];
+    if (v === undefined) throw new InternalError(`output ${table}: a row has no value for column ${c.name}`);
+    return v;
+  });
+  if (Object.keys(row).length !== cols.length) {
+    const unknown = Object.keys(row).filter((k) => !cols.some((c) => c.name === k));
+    throw new InternalError(`output ${table}: a row names column(s) ${unknown.join(', ')} that the table does not declare`);
+  }
+  return values;
+}
+
+/** Rows that live in DuckDB, not in JS: a query whose columns are named exactly as the table's, appended to a table's rows. */
+export type OutputQueries = Readonly<Record<string, string>>;
 
 /** The column types an output table may declare (DuckDB names); DECIMAL(p,s) needs 1 ≤ p ≤ 38, 0 ≤ s ≤ p. */
 export const OUTPUT_TYPES = ['VARCHAR', 'BOOLEAN', 'INTEGER', 'BIGINT', 'DATE', 'TIMESTAMP_MS', 'DECIMAL(p,s)'] as const;
@@ -121,17 +146,30 @@ function typedExpr(table: string, c: OutputColumn): string {
 }
 
 /**
- * Writes each table's rows (`rows`, then the rows `moreRows` selects) to one Parquet file in `stagingDir` and returns the objects with the
- * keys they will be published under, `runs` last. Tables with no rows are still written (zero-row
- * files), so every run has the same set of objects. Throws InternalError for a table definition
- * outside OUTPUT_TYPES or a row of the wrong width, and DuckDB's error for a value that breaks its
- * column's form.
+ * Appends the rows `query` selects to the staging table, by column name. Throws InternalError
+ * when its columns are not exactly the table's (a missing name would otherwise read as NULL).
+ */
+async function appendQuery(conn: DuckDBConnection, table: string, staging: string, cols: readonly OutputColumn[], query: string): Promise<number> {
+  const described = (await conn.runAndReadAll(`DESCRIBE ${query}`)).getRowObjectsJson().map((r) => String(r.column_name));
+  const expected = cols.map((c) => c.name);
+  if ([...described].sort().join(',') !== [...expected].sort().join(',')) {
+    throw new InternalError(`output ${table}: a query selects columns (${described.join(', ')}), not (${expected.join(', ')})`);
+  }
+  return (await conn.run(`INSERT INTO ${staging} BY NAME ${query}`)).rowsChanged;
+}
+
+/**
+ * Writes each table's rows (`rows`, then the rows `moreRows` selects) to one Parquet file in
+ * `stagingDir` and returns the objects with the keys they will be published under, `runs` last.
+ * Tables with no rows are still written (zero-row files), so every run has the same set of
+ * objects. Throws InternalError for a table definition outside OUTPUT_TYPES or a row or query
+ * whose column names are not the table's, and DuckDB's error for a value that breaks its column's form.
  */
 export async function writeOutputs(
   conn: DuckDBConnection, stagingDir: string, windowDate: string, runId: string, rows: OutputRows,
   tables: Readonly<Record<string, readonly OutputColumn[]>> = OUTPUT_TABLES,
-  /** Per table, a query whose text rows are appended to `rows` (rows that live in DuckDB, not in JS). */
-  moreRows: Readonly<Record<string, string>> = {},
+  /** Per table, a query whose rows (text columns named as the table's) are appended to `rows`. */
+  moreRows: OutputQueries = {},
 ): Promise<OutputObject[]> {
   if (!/^[a-z0-9_-]+$/.test(runId) || !/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(windowDate)) throw new Error('unsafe partition value');
   const out: OutputObject[] = [];
@@ -144,13 +182,13 @@ export async function writeOutputs(
     // Columnar appends: one data chunk per 2048 rows, not one call per value.
     const app = await ChunkAppender.open(conn, staging, cols.map(() => 'VARCHAR'));
     const data = rows[table] ?? [];
-    for (const r of data) {
-      if (r.length !== cols.length) throw new InternalError(`output ${table}: a row has ${r.length} values for ${cols.length} columns`);
-      app.push(r);
+    try {
+      for (const r of data) app.push(rowValues(table, cols, r));
+    } finally {
+      app.close();
     }
-    app.close();
     let count = data.length;
-    if (moreRows[table]) count += (await conn.run(`INSERT INTO ${staging} ${moreRows[table]}`)).rowsChanged;
+    if (moreRows[table]) count += await appendQuery(conn, table, staging, cols, moreRows[table]);
     const rel = `${table}/window_date=${windowDate}/run=${runId}/part-00000.parquet`;
     const localPath = join(stagingDir, 'outputs', ...rel.split('/'));
     await mkdir(join(localPath, '..'), { recursive: true });

@@ -10,6 +10,7 @@
  * `summary`, `controls`, `differences-by-kind`, `breaks`, `totals`, `differences`, `watermarks`,
  * `quarantine` (suffixed `-<n>` for the n-th run after the first).
  */
+import { runOutcome } from '../core/outcome.js';
 import { BREAK_STATES } from '../breaks/states.js';
 import type { ManifestV1 } from '../../manifests/v1/schema.js';
 import { esc, formatAge, table } from './html.js';
@@ -81,11 +82,9 @@ function runIndex(runs: readonly RunView[]): string {
   return `<section id="runs"><h2>Runs in scope</h2>${table(['Run', 'Window (half-open)', 'Trigger', 'Status', 'Rerun of'], rows)}</section>`;
 }
 
+/** The run's overall status from its control results, ranked as everywhere else (core/outcome.ts). */
 function overallStatus(m: ManifestV1): string {
-  const rt = m.runtime as { overall_status?: unknown };
-  if (typeof rt.overall_status === 'string') return rt.overall_status;
-  for (const s of ['INCOMPLETE', 'NOT_READY', 'BREAKS', 'CLEAN']) if (m.results.some((r) => r.status === s)) return s;
-  return 'CLEAN';
+  return runOutcome(m.results).status;
 }
 
 function statusBadge(status: string): string {

@@ -9,8 +9,8 @@
  * still readable and has the SHA-256 the manifest recorded; a break entry in the manifest that
  * already carries `age_s`/`sla_s` wins over both.
  */
-import { loadConfig, slaSeconds, type Config } from '../config/config.js';
-import { loadControls } from '../controls/controls.js';
+import { defaultConfig, loadConfig, slaSeconds, type Config } from '../config/config.js';
+import { loadControls, type ControlDefinition } from '../controls/controls.js';
 import { sha256Hex } from '../core/digest.js';
 import { ConfigError } from '../core/errors.js';
 import { BreakStore, type BreakEvent, type BreakObservation, type BreakRecord } from '../breaks/break-store.js';
@@ -96,15 +96,16 @@ export type SlaLookup = (controlId: string, kind: string) => number | null;
 /**
  * Builds the SLA lookup for a manifest with the same precedence as `reckon breaks` (config.ts
  * `slaSeconds`): the run's configuration when that file is still readable with the SHA-256 the
- * manifest recorded, else the defaults, over the control definitions.
+ * manifest recorded, else the defaults, over the control definitions `controls` (default: the
+ * repository's).
  */
-export async function slaLookup(manifest: ManifestV1): Promise<SlaLookup> {
-  const defs = new Map(loadControls().map((c) => [c.control_id, c]));
-  let config: Config = (await loadConfig()).config;
+export async function slaLookup(manifest: ManifestV1, controls: readonly ControlDefinition[] = loadControls()): Promise<SlaLookup> {
+  const defs = new Map(controls.map((c) => [c.control_id, c]));
+  let config: Config = defaultConfig().config;
   const cfg = manifest.code.config;
   if (cfg.path) {
     try {
-      const loaded = await loadConfig(cfg.path);
+      const loaded = await loadConfig(cfg.path, controls);
       if (loaded.sha256 === cfg.sha256) config = loaded.config;
     } catch { /* the file moved or changed since the run: the defaults apply */ }
   }
@@ -150,7 +151,7 @@ export async function loadRunBreaks(store: ObjectStore, manifest: ManifestV1, op
   const asOf = new Map(manifest.results.map((r) => [r.control_id, micros(r.as_of)]));
   const views: BreakView[] = [];
   for (const [id, disposition] of dispositions) {
-    const listed = manifest.breaks.find((b) => b.break_id === id) as (ManifestV1['breaks'][number] & { age_s?: unknown; sla_s?: unknown }) | undefined;
+    const listed = manifest.breaks.find((b) => b.break_id === id);
     const rec = index.get(id);
     const observations = rec?.observations ?? (await bs.observations(id));
     const events = rec?.events ?? [];

@@ -5,7 +5,8 @@
  * - intraday: a fixed UTC grid of `interval` (aligned to the epoch, so 00:00, 00:15, …), windows
  *   whose end + lag ≤ now, within the lookback.
  * A window is complete when a published manifest of the same window covers the plan's controls,
- * with the same code and configuration fingerprints, and no control NOT_READY; complete windows are
+ * with the same code and configuration fingerprints, and no control in a status the schedule runs
+ * again (NOT_READY; core/outcome.ts `rerunBySchedule`); complete windows are
  * never run again by the schedule, even when later extracts change the source folder (a correction
  * of a closed window is an incident rerun: `reckon run --trigger incident --rerun-of RUN --reason …`).
  * NOT_READY windows run again on the next call (catch-up). The inputs fingerprint is still
@@ -18,6 +19,7 @@ import { listDatasetFolder } from '../sources/files.js';
 import { hashFile } from '../core/digest.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { ConfigError } from '../core/errors.js';
+import { STATUS_OUTCOMES } from '../core/outcome.js';
 import { makeWindow, type Window } from '../contract/window.js';
 
 export type Plan = 'nightly' | 'intraday';
@@ -56,13 +58,13 @@ export async function currentInputsFingerprint(root: string): Promise<string> {
 export async function completedRun(store: ObjectStore, w: Window, controls: readonly string[], fp: { config: string }): Promise<string | undefined> {
   const code = await codeFingerprint();
   for (const m of (await listManifests(store)).reverse()) {
-    const doc = m.manifest as typeof m.manifest & { fingerprints?: { inputs_sha256: string; code_sha256: string; config_sha256: string } };
+    const doc = m.manifest;
     if (doc.window.start !== w.start || doc.window.end !== w.end) continue;
     if (!controls.every((c) => doc.controls.includes(c))) continue;
     const f = doc.fingerprints;
     if (!f || f.code_sha256 !== code || f.config_sha256 !== fp.config) continue;
     const covered = doc.results.filter((r) => controls.includes(r.control_id));
-    if (covered.some((r) => r.status === 'NOT_READY')) continue;
+    if (covered.some((r) => STATUS_OUTCOMES[r.status].rerunBySchedule)) continue;
     return doc.run_id;
   }
   return undefined;

@@ -20,7 +20,8 @@ import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
 import { DATASETS } from '../contract/datasets.js';
 import { ConfigError, InputError } from '../core/errors.js';
-import { concurrencyFromEnv, describeS3Error, httpStatus, makeS3Client, parseS3Url, retryPolicyFromEnv, withRetries, type RetryPolicy } from '../store/s3-client.js';
+import { DEFAULT_SETTINGS } from '../core/settings.js';
+import { describeS3Error, httpStatus, makeS3Client, parseS3Url, withRetries, type RetryPolicy } from '../store/s3-client.js';
 import { listObjects } from '../store/s3-client.js';
 
 /** One staged source object: path relative to the source root, its S3 key, size, ETag and SHA-256 of the bytes read. */
@@ -65,7 +66,7 @@ function safeName(name: string): boolean {
 export async function stageS3Sources(location: string, dest: string, opts: StageOptions = {}): Promise<StagedObject[]> {
   const loc = parseS3Url(location);
   const client = opts.client ?? makeS3Client();
-  const retry = opts.retry ?? retryPolicyFromEnv();
+  const retry = opts.retry ?? DEFAULT_SETTINGS.s3.retry;
   const datasets = new Set(opts.datasets ?? DATASETS.map((d) => d.name));
   const root = loc.prefix === '' ? '' : `${loc.prefix}/`;
   const wanted: { relPath: string; key: string; size: number; etag: string }[] = [];
@@ -80,10 +81,10 @@ export async function stageS3Sources(location: string, dest: string, opts: Stage
     }
   } catch (e) {
     if (locationRefused(e)) throw new ConfigError(`the source location ${location} cannot be listed: ${describeS3Error(e)}; give an s3://bucket/prefix these credentials can list`);
-    throw new InputError(`the source location ${location} cannot be listed: ${describeS3Error(e)}`);
+    throw new InputError({ message: `the source location ${location} cannot be listed: ${describeS3Error(e)}` });
   }
   for (const f of folders) await mkdir(join(dest, f), { recursive: true });
-  const limit = pLimit(opts.concurrency ?? concurrencyFromEnv());
+  const limit = pLimit(opts.concurrency ?? DEFAULT_SETTINGS.s3.concurrency);
   const staged = await Promise.all(wanted.map((w) => limit(() => download(client, loc.bucket, w, join(dest, ...w.relPath.split('/')), retry))));
   return staged.sort((a, b) => Buffer.compare(Buffer.from(a.relPath), Buffer.from(b.relPath)));
 }
@@ -108,8 +109,8 @@ async function download(
       return { relPath: w.relPath, key: w.key, size, etag: w.etag, sha256: hash.digest('hex'), localPath };
     });
   } catch (e) {
-    if (httpStatus(e) === 412) throw new InputError(`${where} changed while this run was reading it (its ETag is no longer ${w.etag}); run again on a stable extract`);
-    throw new InputError(`${where} cannot be read: ${describeS3Error(e)}`);
+    if (httpStatus(e) === 412) throw new InputError({ message: `${where} changed while this run was reading it (its ETag is no longer ${w.etag}); run again on a stable extract` });
+    throw new InputError({ message: `${where} cannot be read: ${describeS3Error(e)}` });
   }
 }
 

@@ -1,17 +1,21 @@
 /**
  * What the S3 source reader and the S3 store share: `s3://bucket/prefix` parsing, one way to build
- * an S3 client from the environment, and retries with full-jitter backoff.
+ * an S3 client, and retries with full-jitter backoff.
  *
  * The client takes its credentials from the AWS SDK's default provider chain (environment, shared
  * files, SSO, web identity, container and instance metadata) and honours the SDK's own
- * environment settings (AWS_REGION, AWS_PROFILE, AWS_MAX_ATTEMPTS, AWS_RETRY_MODE, …). When
- * `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`) names an S3-compatible endpoint, requests use
- * path-style addressing, and checksums are sent only where an operation requires them unless
- * `AWS_REQUEST_CHECKSUM_CALCULATION` says otherwise: S3-compatible servers (s3rver, older MinIO)
- * store SDK-computed streaming checksums with their aws-chunked framing.
+ * environment settings (AWS_REGION, AWS_PROFILE, AWS_MAX_ATTEMPTS, AWS_RETRY_MODE, …). When the
+ * settings name an S3-compatible endpoint (`AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`,
+ * core/settings.ts), requests use path-style addressing, and checksums are sent only where an
+ * operation requires them unless `AWS_REQUEST_CHECKSUM_CALCULATION` says otherwise:
+ * S3-compatible servers (s3rver, older MinIO) store SDK-computed streaming checksums with their
+ * aws-chunked framing.
  */
 import { ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { ConfigError } from '../core/errors.js';
+import { DEFAULT_SETTINGS, type RetryPolicy, type S3Endpoint } from '../core/settings.js';
+
+export type { RetryPolicy } from '../core/settings.js';
 
 /** A parsed `s3://bucket/prefix` location. `prefix` has no leading or trailing `/` and may be empty. */
 export interface S3Location {
@@ -40,52 +44,21 @@ export function s3Key(loc: S3Location, rel: string): string {
   return loc.prefix === '' ? rel : rel === '' ? loc.prefix : `${loc.prefix}/${rel}`;
 }
 
-/** The custom S3 endpoint from the environment, if any (`AWS_ENDPOINT_URL_S3`, then `AWS_ENDPOINT_URL`). */
-export function customEndpoint(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined;
-}
-
 /**
- * Builds the S3 client: default credential chain, SDK environment settings, path-style addressing
- * and "when required" checksums for a custom endpoint. `overrides` win (tests add middleware to
- * the returned client rather than replacing its transport).
+ * Builds the S3 client: default credential chain, SDK environment settings, and for a custom
+ * `endpoint` (settings.s3.endpoint) path-style addressing and "when required" checksums unless the
+ * SDK's own checksum variables are set. `overrides` win (tests add middleware to the returned
+ * client rather than replacing its transport).
  */
-export function makeS3Client(overrides: S3ClientConfig = {}, env: NodeJS.ProcessEnv = process.env): S3Client {
-  const endpoint = customEndpoint(env);
+export function makeS3Client(overrides: S3ClientConfig = {}, endpoint: S3Endpoint = DEFAULT_SETTINGS.s3.endpoint): S3Client {
   const config: S3ClientConfig = {};
-  if (endpoint) {
-    config.endpoint = endpoint;
+  if (endpoint.url) {
+    config.endpoint = endpoint.url;
     config.forcePathStyle = true;
-    if (!env.AWS_REQUEST_CHECKSUM_CALCULATION) config.requestChecksumCalculation = 'WHEN_REQUIRED';
-    if (!env.AWS_RESPONSE_CHECKSUM_VALIDATION) config.responseChecksumValidation = 'WHEN_REQUIRED';
+    if (!endpoint.requestChecksumSet) config.requestChecksumCalculation = 'WHEN_REQUIRED';
+    if (!endpoint.responseChecksumSet) config.responseChecksumValidation = 'WHEN_REQUIRED';
   }
   return new S3Client({ ...config, ...overrides });
-}
-
-/** Retry policy for throttling and transient failures: attempts in all, base and cap of the backoff (ms). */
-export interface RetryPolicy {
-  readonly attempts: number;
-  readonly baseMs: number;
-  readonly capMs: number;
-}
-
-/** Defaults; `RECKON_S3_ATTEMPTS`, `RECKON_S3_BACKOFF_BASE_MS` and `RECKON_S3_BACKOFF_CAP_MS` override them. */
-export function retryPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): RetryPolicy {
-  const int = (name: string, dflt: number, min: number): number => {
-    const v = env[name];
-    if (v === undefined || v === '') return dflt;
-    if (!/^[0-9]+$/.test(v) || Number(v) < min) throw new ConfigError(`${name}='${v}' must be an integer ≥ ${min}`);
-    return Number(v);
-  };
-  return { attempts: int('RECKON_S3_ATTEMPTS', 6, 1), baseMs: int('RECKON_S3_BACKOFF_BASE_MS', 100, 1), capMs: int('RECKON_S3_BACKOFF_CAP_MS', 20_000, 1) };
-}
-
-/** Bounded parallelism for transfers: `RECKON_S3_CONCURRENCY`, default 8. */
-export function concurrencyFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const v = env.RECKON_S3_CONCURRENCY;
-  if (v === undefined || v === '') return 8;
-  if (!/^[0-9]+$/.test(v) || Number(v) < 1 || Number(v) > 64) throw new ConfigError(`RECKON_S3_CONCURRENCY='${v}' must be an integer from 1 to 64`);
-  return Number(v);
 }
 
 /** HTTP status of an SDK error, when it has one. */

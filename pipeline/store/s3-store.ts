@@ -5,7 +5,7 @@
  * above the multipart threshold go up in parts and the completion is conditional in the same way.
  * Only keys whose first segment starts with `_` (locks, staging) can be deleted.
  *
- * When Object Lock is configured (`RECKON_S3_OBJECT_LOCK_DAYS`), objects under the locked prefixes
+ * When Object Lock is configured (`RECKON_S3_OBJECT_LOCK_DAYS`, core/settings.ts), objects under the locked prefixes
  * (manifests and evidence by default) are written in COMPLIANCE mode with a retain-until date; the
  * bucket must have Object Lock enabled. Every single-request write carries an
  * `x-amz-checksum-sha256` header, which S3 checks against the bytes it receives (and which Object
@@ -23,41 +23,22 @@ import {
 } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
 import { ConfigError } from '../core/errors.js';
+import { DEFAULT_SETTINGS, type ObjectLockPolicy, type S3Settings } from '../core/settings.js';
 import { AlreadyExistsError, type ObjectStore } from './object-store.js';
 import {
-  concurrencyFromEnv, describeS3Error, httpStatus, listObjects, makeS3Client, parseS3Url, retryPolicyFromEnv, s3Key, unquote, withRetries,
+  describeS3Error, httpStatus, listObjects, makeS3Client, parseS3Url, s3Key, unquote, withRetries,
   type RetryPolicy, type S3Location,
 } from './s3-client.js';
 
+export type { ObjectLockPolicy } from '../core/settings.js';
+
 const MIB = 1024 * 1024;
 
-/** S3 Object Lock for published evidence: COMPLIANCE mode, retained `retainDays` from the write, on keys under `prefixes`. */
-export interface ObjectLockPolicy {
-  readonly mode: 'COMPLIANCE';
-  readonly retainDays: number;
-  /** Store-relative key prefixes that are locked, e.g. `manifests/`. */
-  readonly prefixes: readonly string[];
-}
-
-/**
- * Object Lock from the environment: `RECKON_S3_OBJECT_LOCK_DAYS=N` (N ≥ 1) turns it on;
- * `RECKON_S3_OBJECT_LOCK_PREFIXES` (comma-separated, default `manifests/,evidence/`) chooses the
- * keys. Returns null when not configured; throws ConfigError on a bad value.
- */
-export function objectLockFromEnv(env: NodeJS.ProcessEnv = process.env): ObjectLockPolicy | null {
-  const days = env.RECKON_S3_OBJECT_LOCK_DAYS;
-  if (days === undefined || days === '') return null;
-  if (!/^[0-9]+$/.test(days) || Number(days) < 1 || Number(days) > 36_500) throw new ConfigError(`RECKON_S3_OBJECT_LOCK_DAYS='${days}' must be a whole number of days from 1 to 36500`);
-  const prefixes = (env.RECKON_S3_OBJECT_LOCK_PREFIXES ?? 'manifests/,evidence/').split(',').map((p) => p.trim()).filter(Boolean);
-  if (prefixes.some((p) => p.startsWith('_') || p.startsWith('/'))) throw new ConfigError('RECKON_S3_OBJECT_LOCK_PREFIXES must name published prefixes (not `_…` scratch keys, no leading `/`)');
-  return { mode: 'COMPLIANCE', retainDays: Number(days), prefixes };
-}
-
-/** Options of the S3 store; every field has a default taken from the environment. */
+/** Options of the S3 store; every field has a default (the settings of an empty environment). */
 export interface S3StoreOptions {
   readonly client?: S3Client;
   readonly retry?: RetryPolicy;
-  /** Parallel part uploads (default RECKON_S3_CONCURRENCY or 8). */
+  /** Parallel part uploads (default 8; `RECKON_S3_CONCURRENCY` through the settings). */
   readonly concurrency?: number;
   /** Part size in bytes for multipart uploads, ≥ 5 MiB (default 8 MiB). Files larger than this go up in parts. */
   readonly partSizeBytes?: number;
@@ -84,11 +65,11 @@ export class S3ObjectStore implements ObjectStore {
     this.loc = parseS3Url(location);
     this.location = `s3://${this.loc.bucket}${this.loc.prefix ? `/${this.loc.prefix}` : ''}`;
     this.client = opts.client ?? makeS3Client();
-    this.retry = opts.retry ?? retryPolicyFromEnv();
-    this.concurrency = opts.concurrency ?? concurrencyFromEnv();
+    this.retry = opts.retry ?? DEFAULT_SETTINGS.s3.retry;
+    this.concurrency = opts.concurrency ?? DEFAULT_SETTINGS.s3.concurrency;
     this.partSize = opts.partSizeBytes ?? 8 * MIB;
     if (this.partSize < 5 * MIB) throw new ConfigError('the multipart part size must be at least 5 MiB (an S3 rule)');
-    this.lock = opts.objectLock === undefined ? objectLockFromEnv() : opts.objectLock;
+    this.lock = opts.objectLock ?? null;
     this.now = opts.now ?? (() => new Date());
     this.scratchDir = opts.scratchDir ?? join(tmpdir(), 'reckon-s3-scratch', `${this.loc.bucket}${this.loc.prefix ? `-${this.loc.prefix.replace(/[^A-Za-z0-9_-]/g, '_')}` : ''}`);
   }
@@ -276,12 +257,17 @@ export async function openS3Store(location: string, opts: S3StoreOptions = {}): 
   const store = new S3ObjectStore(location, opts);
   const loc = parseS3Url(location);
   try {
-    await withRetries(opts.retry ?? retryPolicyFromEnv(), () => store.client.send(new ListObjectsV2Command({ Bucket: loc.bucket, Prefix: loc.prefix ? `${loc.prefix}/` : undefined, MaxKeys: 1 })));
+    await withRetries(opts.retry ?? DEFAULT_SETTINGS.s3.retry, () => store.client.send(new ListObjectsV2Command({ Bucket: loc.bucket, Prefix: loc.prefix ? `${loc.prefix}/` : undefined, MaxKeys: 1 })));
   } catch (e) {
     throw new ConfigError(`the store ${store.location} cannot be listed: ${describeS3Error(e)}`);
   }
   await mkdir(store.scratchDir, { recursive: true });
   return store;
+}
+
+/** The store options of S3 settings (core/settings.ts): client for its endpoint, retries, concurrency, Object Lock. */
+export function s3StoreOptions(s3: S3Settings): S3StoreOptions {
+  return { client: makeS3Client({}, s3.endpoint), retry: s3.retry, concurrency: s3.concurrency, objectLock: s3.objectLock };
 }
 
 function isPreconditionFailed(e: unknown): boolean {

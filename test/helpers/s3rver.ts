@@ -59,7 +59,7 @@ export async function startS3rver(buckets: readonly string[]): Promise<S3rverHan
   return {
     endpoint,
     env,
-    client: (overrides = {}) => makeS3Client({ region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, ...overrides }, { AWS_ENDPOINT_URL_S3: endpoint }),
+    client: (overrides = {}) => makeS3Client({ region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, ...overrides }, { url: endpoint, requestChecksumSet: false, responseChecksumSet: false }),
     stop: async () => {
       if (child.exitCode === null && child.pid !== undefined) {
         const exited = new Promise((r) => child.once('exit', r));

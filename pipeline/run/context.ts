@@ -1,0 +1,94 @@
+/**
+ * What the phases of a run share (run-window.ts): the request, the run's identity, its store,
+ * leases and scratch folder, the open DuckDB, timings, and the typed parts each phase hands to the
+ * next. Phases are functions of a RunContext and the parts before them; only `open`, `timings`
+ * and `progress` change as the run goes.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { ControlResult, Trigger } from '../../manifests/v1/schema.js';
+import type { LoadedConfig } from '../config/config.js';
+import type { ControlSet } from '../controls/controls.js';
+import type { FaultPoints } from '../core/fault.js';
+import type { RunLogger } from '../core/log.js';
+import type { RunOutcome } from '../core/outcome.js';
+import type { Settings } from '../core/settings.js';
+import type { Window } from '../contract/window.js';
+import type { BreakOutcome } from '../breaks/run-breaks.js';
+import type { Engine } from '../load/engine.js';
+import type { DatasetLoad, LoadResult } from '../load/load.js';
+import type { Lease } from '../publish/lease.js';
+import type { ControlFile } from '../publish/manifest-document.js';
+import type { LocatedSources } from '../sources/locate.js';
+import type { ObjectStore } from '../store/object-store.js';
+
+/** What `reckon run` was asked to do. */
+export interface RunRequest {
+  readonly window: Window;
+  /** The control definitions, loaded once for the run: every one, and the selection to evaluate (controls.ts selectControls). */
+  readonly controls: ControlSet;
+  readonly sources: string;
+  readonly store: string;
+  readonly config: LoadedConfig;
+  readonly trigger: Trigger;
+  readonly reason: string | null;
+  readonly rerunOf: string | null;
+  /** Settings parsed from the environment at the command line's entry (core/settings.ts). */
+  readonly settings: Settings;
+  /** Logger (stderr only); defaults to one that drops everything. */
+  readonly logger?: RunLogger;
+  /** Crash-test pauses (core/fault.ts); default none. */
+  readonly faults?: FaultPoints;
+}
+
+/** Milliseconds spent per phase, recorded in the manifest. */
+export type PhaseTimings = Record<string, number>;
+
+/** What a run is doing in DuckDB, for an out-of-memory report. */
+export interface Progress { doing: string }
+
+/** A run in progress: set up by the prepare phase, released at the end whatever happened. */
+export interface RunContext {
+  readonly req: RunRequest;
+  readonly runId: string;
+  readonly startedAt: Date;
+  readonly logger: RunLogger;
+  readonly fault: FaultPoints;
+  readonly store: ObjectStore;
+  readonly leases: readonly Lease[];
+  /** The run's scratch folder (DuckDB files, links, staged outputs); removed at release. */
+  readonly scratch: string;
+  readonly timings: PhaseTimings;
+  readonly progress: Progress;
+  /** The DuckDB the load phase opened; closed at release. */
+  readonly open: { engine?: Engine; conn?: DuckDBConnection };
+}
+
+/** The load phase's result: the located sources, what was loaded, by dataset, and the side files' hashes. */
+export interface LoadedInputs {
+  readonly located: LocatedSources;
+  readonly loaded: LoadResult;
+  readonly loads: ReadonlyMap<string, DatasetLoad>;
+  readonly controlFiles: Readonly<Record<string, readonly ControlFile[]>>;
+  readonly engine: Engine;
+  readonly conn: DuckDBConnection;
+}
+
+/** The evaluate phase's result: each selected control's provisional result, and the shared SQL it ran (sql/common). */
+export interface EvaluatedControls {
+  readonly results: readonly ControlResult[];
+  readonly commonSql: readonly { path: string; text: string; sha256: string }[];
+}
+
+/** The breaks phase's result: final control results, what the run did to breaks, its outcome and results digest. */
+export interface SettledResults {
+  readonly results: readonly ControlResult[];
+  readonly breaks: readonly BreakOutcome[];
+  readonly outcome: RunOutcome;
+  readonly resultsDigest: string;
+}
+
+/** Runs `fn`, recording its duration in `timings[phase]` (ms) even when it throws. */
+export async function timed<T>(timings: PhaseTimings, phase: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try { return await fn(); } finally { timings[phase] = Math.round(performance.now() - t0); }
+}

@@ -1,0 +1,81 @@
+/**
+ * Phase 5, outputs (CONTRACT §6): the rows of every output table, keyed by column name (runs,
+ * control_totals, differences, quarantine, and the break tables' snapshot of the store), written
+ * to Parquet in the scratch folder and staged under `_staging/<run>/` beside an owner record.
+ * Nothing is visible to readers yet. Fault point `staged` (staged, no manifest).
+ */
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { ControlResult } from '../../manifests/v1/schema.js';
+import { LARGE_TOTALS_TABLE } from '../controls/controls.js';
+import { statusExitCode } from '../core/outcome.js';
+import { literal } from '../core/sql-text.js';
+import { windowDate } from '../contract/window.js';
+import type { LoadResult } from '../load/load.js';
+import { BREAK_OUTPUT_TABLES, breakOutputRows } from '../outputs/break-tables.js';
+import { OUTPUT_TABLES, writeOutputs, type OutputObject, type OutputQueries, type OutputRow } from '../outputs/outputs.js';
+import { stageOutputs } from '../publish/staging.js';
+import { timed, type LoadedInputs, type RunContext, type SettledResults } from './context.js';
+import type { StagingOwner } from './recovery.js';
+
+/** Writes and stages the run's outputs; returns them (`runs` last). */
+export async function writeRunOutputs(ctx: RunContext, inputs: LoadedInputs, settled: SettledResults): Promise<OutputObject[]> {
+  const { req, runId } = ctx;
+  const breakRows = await breakOutputRows(ctx.store, { runId, config: req.config.config, controls: req.controls.all });
+  ctx.progress.doing = 'writing outputs';
+  const outputs = await timed(ctx.timings, 'outputs_ms', async () => {
+    const rows = { ...outputRows(ctx, settled, inputs.loaded), ...breakRows };
+    const files = await writeOutputs(inputs.conn, join(ctx.scratch, 'staging'), windowDate(req.window), runId, rows, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, largeTotalRows(ctx, settled.results));
+    const owner: StagingOwner = { pid: process.pid, host: hostname(), started_at: ctx.startedAt.toISOString() };
+    await ctx.store.putOnce(`_staging/${runId}/_owner.json`, JSON.stringify(owner));
+    await stageOutputs(ctx.store, runId, files);
+    return files;
+  });
+  await ctx.fault('staged');
+  return outputs;
+}
+
+/** The rows of runs, control_totals, differences and quarantine (OUTPUT_TABLES), keyed by column name. */
+function outputRows(ctx: RunContext, settled: SettledResults, loaded: LoadResult): Record<string, OutputRow[]> {
+  const { req, runId } = ctx;
+  const span = { run_id: runId, window_start: req.window.start, window_end: req.window.end };
+  return {
+    runs: settled.results.map((r) => ({
+      ...span, trigger: req.trigger, reason: req.reason, parent_run_id: req.rerunOf, control_id: r.control_id, status: r.status,
+      exit_code: String(statusExitCode(r.status)), as_of: r.as_of, as_of_text: r.as_of, difference_count: String(r.differences.length),
+      results_digest: settled.resultsDigest, started_at: ctx.startedAt.toISOString(),
+    })),
+    control_totals: settled.results.flatMap((r) => totalRows(span, r)),
+    differences: settled.results.flatMap((r) => r.differences.map((d) => ({
+      ...span, control_id: r.control_id, status: r.status, kind: d.kind, key: d.key, detail: d.detail,
+      record_time: d.record_time, record_time_text: d.record_time, break_id: d.break_id, disposition: d.disposition,
+    }))),
+    quarantine: loaded.quarantine.map((q) => ({
+      run_id: runId, window_start: req.window.start, dataset: q.dataset, file: q.file, row: q.row === null ? null : String(q.row),
+      line: q.line === null ? null : String(q.line), column: q.column, rule: q.rule, message: q.message, raw: q.raw,
+    })),
+  };
+}
+
+/** The control_totals rows of one control's inline totals: a scalar total has no dim; its value goes in the text, decimal and integer columns. */
+function totalRows(span: Record<'run_id' | 'window_start' | 'window_end', string>, r: ControlResult): OutputRow[] {
+  const row = (name: string, dim: string | null, v: string): OutputRow => ({
+    ...span, control_id: r.control_id, status: r.status, total_name: name, dim, value_text: v, value_decimal: v, value_integer: v,
+  });
+  return Object.entries(r.totals).flatMap(([name, v]) => (typeof v === 'string' ? [row(name, null, v)] : Object.entries(v).map(([dim, x]) => row(name, dim, x))));
+}
+
+/**
+ * The query selecting the control_totals rows of the large totals (LARGE_TOTALS_TABLE, entries
+ * that never enter JavaScript), as text columns named as the table's; none when no control has one.
+ */
+function largeTotalRows(ctx: RunContext, results: readonly ControlResult[]): OutputQueries {
+  const withLarge = results.filter((r) => r.large_totals);
+  if (!withLarge.length) return {};
+  const { runId, req } = ctx;
+  const status = `CASE control_id ${withLarge.map((r) => `WHEN ${literal(r.control_id)} THEN ${literal(r.status)}`).join(' ')} END`;
+  return {
+    control_totals: `SELECT ${literal(runId)} AS run_id, ${literal(req.window.start)} AS window_start, ${literal(req.window.end)} AS window_end, control_id, `
+      + `${status} AS status, name AS total_name, dim, value AS value_text, value AS value_decimal, value AS value_integer FROM ${LARGE_TOTALS_TABLE}`,
+  };
+}

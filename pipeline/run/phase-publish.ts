@@ -1,0 +1,87 @@
+/**
+ * Phase 6, publish (CONTRACT §6): the commit point. Gathers the code parts (SQL and definition
+ * hashes, version, commit, fingerprints), then under the store's publish lock checks the leases'
+ * fencing tokens and writes the manifest once (publish/manifest-document.ts builds it). Fault
+ * point `published` (manifest written, outputs still staged); then the outputs are promoted.
+ */
+import { readFile } from 'node:fs/promises';
+import { sha256Hex } from '../core/digest.js';
+import { repoPath } from '../core/paths.js';
+import { currencyTable } from '../contract/currency.js';
+import { DUCKDB_THREADS } from '../load/engine.js';
+import type { OutputObject } from '../outputs/outputs.js';
+import { codeFingerprint, inputsFingerprint } from '../publish/fingerprint.js';
+import { checkFencing } from '../publish/lease.js';
+import { publishManifest } from '../publish/manifest-chain.js';
+import { manifestDocument, type CodeParts, type ManifestParts } from '../publish/manifest-document.js';
+import { promoteOutputs } from '../publish/staging.js';
+import type { ManifestV1 } from '../../manifests/v1/schema.js';
+import type { EvaluatedControls, LoadedInputs, RunContext, SettledResults } from './context.js';
+
+/** A published manifest: its store key, SHA-256 and document. */
+export interface Published { readonly key: string; readonly sha256: string; readonly manifest: ManifestV1 }
+
+/** Publishes the run's manifest and promotes its outputs. Throws ConcurrencyError (exit 5) when a lease was taken over. */
+export async function publishRun(ctx: RunContext, inputs: LoadedInputs, evaluated: EvaluatedControls, settled: SettledResults, outputs: readonly OutputObject[]): Promise<Published> {
+  const code = await codeParts(ctx, evaluated);
+  const inputObjects = [...inputs.loaded.datasets.flatMap((d) => d.files.map((f) => ({ path: f.path, sha256: f.sha256 }))), ...Object.values(inputs.controlFiles).flat()];
+  const fingerprints = { inputs_sha256: inputsFingerprint(inputObjects), code_sha256: await codeFingerprint(), config_sha256: ctx.req.config.sha256 };
+  const publishStart = performance.now();
+  const published = await publishManifest(ctx.store, ctx.runId, async (chain) => {
+    await checkFencing(ctx.store, ctx.leases);
+    ctx.timings.publish_ms = Math.round(performance.now() - publishStart);
+    return manifestDocument(manifestParts(ctx, inputs, settled, outputs, { code, fingerprints, chain }));
+  });
+  await ctx.fault('published');
+  await promoteOutputs(ctx.store, ctx.runId, outputs);
+  return published;
+}
+
+/** The SQL and control definitions (every control's, not only the selected ones), version and commit the run used. */
+async function codeParts(ctx: RunContext, evaluated: EvaluatedControls): Promise<CodeParts> {
+  const { req } = ctx;
+  const sql = [...evaluated.commonSql.map((c) => ({ path: c.path, sha256: c.sha256 })), ...req.controls.all.flatMap((c) => c.sqlFiles)];
+  const control_definitions = await Promise.all(req.controls.all.map(async (c) => {
+    const path = `controls/${c.control_id.toLowerCase()}/control.json`;
+    return { path, sha256: sha256Hex(await readFile(repoPath(path))) };
+  }));
+  const pkg = JSON.parse(await readFile(repoPath('package.json'), 'utf8')) as { version: string };
+  return {
+    version: pkg.version, commit: await codeCommit(), sql, control_definitions,
+    config: { path: req.config.path ?? null, sha256: req.config.sha256 },
+    currency_table: { path: 'pipeline/reference/iso4217.csv', sha256: currencyTable().sha256 },
+    rounding_mode: req.config.config.rounding_mode,
+  };
+}
+
+/** The git commit of the code, read from `.git` (null outside a checkout). */
+async function codeCommit(): Promise<string | null> {
+  try {
+    const head = (await readFile(repoPath('.git/HEAD'), 'utf8')).trim();
+    if (!head.startsWith('ref: ')) return head;
+    return (await readFile(repoPath(`.git/${head.slice(5)}`), 'utf8')).trim();
+  } catch { return null; }
+}
+
+function manifestParts(
+  ctx: RunContext, inputs: LoadedInputs, settled: SettledResults, outputs: readonly OutputObject[],
+  more: Pick<ManifestParts, 'code' | 'fingerprints' | 'chain'>,
+): ManifestParts {
+  const { req, runId } = ctx;
+  return {
+    ...more,
+    identity: {
+      run_id: runId, trigger: req.trigger, reason: req.reason, parent_run_id: req.rerunOf, window: { start: req.window.start, end: req.window.end },
+      controls: req.controls.selected.map((c) => c.control_id), started_at: ctx.startedAt.toISOString(), finished_at: new Date().toISOString(),
+    },
+    sources: {
+      location: req.sources, datasets: inputs.loaded.datasets, remote: inputs.located.remote, controlFiles: inputs.controlFiles,
+      cutoffMappings: inputs.loaded.cutoffMappings, quarantine: inputs.loaded.quarantine,
+    },
+    results: settled.results, results_digest: settled.resultsDigest, breaks: settled.breaks, outputs, leases: ctx.leases,
+    runtime: {
+      node: process.version, timings_ms: ctx.timings, outcome: settled.outcome,
+      duckdb: { threads: DUCKDB_THREADS, memory_limit: inputs.engine.memory_limit, storage: inputs.engine.storage, estimated_bytes: inputs.engine.estimated_bytes },
+    },
+  };
+}
