@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scratchDir } from './helpers/cli.js';
 import { controlOwner, defaultConfig, loadConfig, slaSeconds } from '../pipeline/config/config.js';
-import { loadControls } from '../pipeline/controls/controls.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
 import { ConfigError } from '../pipeline/core/errors.js';
 
-const controls = loadControls();
+const controls = await loadControls();
 const def = (id: string) => controls.find((c) => c.control_id === id)!;
 
 describe('break configuration', () => {

@@ -12,7 +12,7 @@ import { breakId } from '../pipeline/breaks/break-id.js';
 import { BREAK_OUTPUT_TABLES, breakOutputRows } from '../pipeline/outputs/break-tables.js';
 import { BreakStore } from '../pipeline/breaks/break-store.js';
 import { defaultConfig } from '../pipeline/config/config.js';
-import { loadControls } from '../pipeline/controls/controls.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
 import { ConcurrencyError } from '../pipeline/core/errors.js';
 import { writeOutputs } from '../pipeline/outputs/outputs.js';
 import { openStore } from '../pipeline/store/open-store.js';
@@ -39,7 +39,7 @@ describe('break output tables', () => {
   afterAll(() => { conn?.closeSync(); instance?.closeSync(); tmp?.cleanup(); });
 
   it('writes breaks and break_events with typed columns and exact text beside them', async () => {
-    const rows = await breakOutputRows(await openStore(store), { runId: 'run-test', config: defaultConfig().config, controls: loadControls() });
+    const rows = await breakOutputRows(await openStore(store), { runId: 'run-test', config: defaultConfig().config, controls: await loadControls() });
     expect(rows.breaks).toHaveLength(1);
     expect(rows.break_events).toHaveLength(3);
     for (const [table, cols] of Object.entries(BREAK_OUTPUT_TABLES)) for (const r of rows[table as keyof typeof rows]) expect(Object.keys(r)).toEqual(cols.map((c) => c.name));

@@ -1,5 +1,5 @@
 /**
- * What a control leaves behind in DuckDB once it is evaluated (pipeline/controls.ts). On a large
+ * What a control leaves behind in DuckDB once it is evaluated (pipeline/controls/evaluation.ts). On a large
  * day each control builds hash tables and temp tables of millions of rows; a later control must
  * find the buffer pool free:
  * - no operator state (hash tables, aggregates, sorts) stays pinned after a control. DuckDB keeps
@@ -13,7 +13,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { defaultConfig } from '../pipeline/config/config.js';
-import { commonSql, evaluateControl, loadControls, runScript, type ControlDefinition } from '../pipeline/controls/controls.js';
+import { loadCommonSql, runCommonSql } from '../pipeline/controls/common-sql.js';
+import { loadControls, type ControlDefinition } from '../pipeline/controls/definitions.js';
+import { evaluateControl } from '../pipeline/controls/evaluation.js';
+import { DATASETS } from '../pipeline/contract/datasets.js';
 import { loadSources } from '../pipeline/load/load.js';
 import { ROOT, scratchDir } from './helpers/cli.js';
 
@@ -43,7 +46,7 @@ beforeAll(async () => {
   conn = await instance.connect();
   await conn.run(`SET TimeZone = 'UTC'`);
   await loadSources(conn, DAY, defaultConfig().config, join(tmp.dir, 'links'));
-  for (const c of commonSql()) await runScript(conn, c.text);
+  await runCommonSql(conn, await loadCommonSql(), DATASETS.map((d) => d.name));
   // Temp objects that are not a control's own: they must survive every control.
   await conn.run('CREATE TEMP TABLE rc06xprobe (x INTEGER)');
   await conn.run('CREATE TEMP TABLE keep_probe (x INTEGER)');
@@ -56,8 +59,10 @@ afterAll(() => {
   tmp.cleanup();
 });
 
+const controls = await loadControls();
+
 describe('after a control is evaluated', () => {
-  for (const def of loadControls()) {
+  for (const def of controls) {
     it(`${def.control_id} leaves no operator state pinned and drops its own temp objects`, async () => {
       const vars: Record<string, string> = { window_start: `make_timestamp(${WINDOW_START}::BIGINT)`, window_end: `make_timestamp(${WINDOW_START + DAY_US}::BIGINT)`, as_of: `make_timestamp(${WINDOW_START + DAY_US + 300_000_000n}::BIGINT)` };
       for (const [k, v] of Object.entries(def.params)) vars[k] = typeof v === 'number' ? String(v) : `'${v}'`;
@@ -80,7 +85,7 @@ describe('after a control is evaluated', () => {
 });
 
 describe('a differences.sql of several queries', () => {
-  const rc06 = () => loadControls().find((d) => d.control_id === 'RC06')!;
+  const rc06 = () => controls.find((d) => d.control_id === 'RC06')!;
   const withDifferences = (sql: string): ControlDefinition => ({ ...rc06(), sql: { ...rc06().sql, differences: sql } });
 
   it('adds the rows of every query, in any number', async () => {

@@ -9,7 +9,7 @@
  * persist). The SLA is breached only when the age is strictly greater than it.
  */
 import { controlOwner, slaSeconds, type Config } from '../config/config.js';
-import type { ControlDefinition } from '../controls/controls.js';
+import type { ControlDefinition } from '../controls/definitions.js';
 import { formatMicros, formatScaled, parseTimestamp } from '../contract/values.js';
 import type { BreakLog, BreakRecord, WindowText } from './break-store.js';
 import { breakWindow, currentClassification, currentOwner } from './transitions.js';

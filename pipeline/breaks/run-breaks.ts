@@ -14,7 +14,7 @@
  */
 import pLimit from 'p-limit';
 import { slaSeconds, type Config } from '../config/config.js';
-import type { ControlDefinition } from '../controls/controls.js';
+import type { ControlDefinition } from '../controls/definitions.js';
 import { ConcurrencyError } from '../core/errors.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { Window } from '../contract/window.js';

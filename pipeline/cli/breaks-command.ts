@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { loadConfig, type Config } from '../config/config.js';
-import { loadControls, type ControlDefinition } from '../controls/controls.js';
+import { loadControls, type ControlDefinition } from '../controls/definitions.js';
 import { ConfigError } from '../core/errors.js';
 import { type ObjectStore } from '../store/object-store.js';
 import { openStore } from '../store/open-store.js';
@@ -53,7 +53,7 @@ async function context(values: { store?: string; config?: string }, io: CliIo): 
   const location = values.store ?? 'var/reckon';
   if (!location.startsWith('s3://') && !existsSync(localOrRemote(io, location))) throw new ConfigError(`--store ${location}: no store there`);
   const store = await openStore(localOrRemote(io, location));
-  const controls = loadControls();
+  const controls = await loadControls();
   const { config } = await loadConfig(values.config, controls, { cwd: io.cwd });
   return { store, config, controls };
 }

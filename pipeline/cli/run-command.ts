@@ -1,6 +1,7 @@
 /** `reckon run` (CONTRACT §7): parses options, runs the window, prints the summary, returns the exit code. */
 import { loadConfig } from '../config/config.js';
-import { loadControls, selectControls } from '../controls/controls.js';
+import { loadControls } from '../controls/definitions.js';
+import { selectControls } from '../controls/selection.js';
 import { ConfigError } from '../core/errors.js';
 import { faultPoints } from '../core/fault.js';
 import { createLogger } from '../core/log.js';
@@ -51,7 +52,7 @@ async function runRequest(values: RunValues, { io, settings }: CommandContext): 
   if (values['rerun-of'] !== undefined && !/^[a-z0-9_-]+$/.test(values['rerun-of'])) throw new ConfigError(`--rerun-of '${values['rerun-of']}' is not a run id`);
   const controls = values.control !== undefined ? values.control.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) : [];
   if (values.control !== undefined && controls.length === 0) throw new ConfigError('--control needs at least one control id, e.g. --control RC01,RC03');
-  const definitions = loadControls();
+  const definitions = await loadControls();
   const config = await loadConfig(values.config, definitions, { cwd: io.cwd });
   return {
     window, controls: selectControls(definitions, controls), config, trigger, settings,

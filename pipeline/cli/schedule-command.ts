@@ -9,7 +9,8 @@ import { ConcurrencyError, ConfigError } from '../core/errors.js';
 import { faultPoints } from '../core/fault.js';
 import { createLogger } from '../core/log.js';
 import { exitCodeOf, highestExitCode, type ExitCode } from '../core/outcome.js';
-import { loadControls, selectControls } from '../controls/controls.js';
+import { loadControls } from '../controls/definitions.js';
+import { selectControls } from '../controls/selection.js';
 import { runWindow } from '../run/run-window.js';
 import { completedRun, dueWindows, parseDuration, type Plan } from '../schedule/schedule.js';
 import { openStore } from '../store/open-store.js';
@@ -40,7 +41,7 @@ export async function command(argv: string[], { io, settings }: CommandContext):
   const intervalUs = parseDuration(values.interval ?? '15m', '--interval');
   const lagUs = parseDuration(values.lag ?? (plan === 'nightly' ? '5m' : '5m'), '--lag');
   const lookbackUs = parseDuration(values.lookback ?? (plan === 'nightly' ? '3d' : '1d'), '--lookback');
-  const definitions = loadControls();
+  const definitions = await loadControls();
   const config = await loadConfig(values.config, definitions, { cwd: io.cwd });
   const selection = selectControls(definitions, values.control ? values.control.split(',').map((s) => s.trim().toUpperCase()) : []);
   const controls = selection.selected.map((c) => c.control_id);

@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { ROUNDING_MODES } from '../contract/money.js';
-import type { ControlDefinition } from '../controls/controls.js';
+import type { ControlDefinition } from '../controls/definitions.js';
 
 const ControlConfig = z.object({
   sla_s: z.number().int().nonnegative().optional(),

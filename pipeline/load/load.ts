@@ -137,7 +137,8 @@ export interface LoadOptions {
   readonly views?: boolean;
   /**
    * Only these datasets are read (default: every dataset of CONTRACT §2). A run reads the datasets
-   * its selected controls read (CONTRACT §3 table), so `--control RC03` does not read orders.
+   * its selected controls read (CONTRACT §3 table), so `--control RC03` does not read orders. The
+   * others get no table: a query naming one fails (it never reads a silent empty table).
    */
   readonly datasets?: readonly string[];
   /** Called once per data file that is read, saying how it was loaded. For tests and diagnostics. */
@@ -345,10 +346,9 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
   const wanted = options.datasets ? new Set(options.datasets) : undefined;
   for (const spec of DATASETS) {
     if (wanted && !wanted.has(spec.name)) {
-      // Not read: an empty table, so that shared SQL (sql/common) naming it still compiles.
-      const defs = tableColumns(spec).map((c) => `${ident(c.name)} ${c.type}`).join(', ');
+      // Not read: no table at all (a stale one is dropped), so SQL naming it fails loudly instead
+      // of reading an empty table. sql/common runs only the statements whose datasets were loaded.
       await dropRelation(conn, spec.name);
-      await conn.run(`CREATE TABLE ${ident(spec.name)} (${defs}, _source VARCHAR, _deliveries BIGINT)`);
       continue;
     }
     const folder = await listDatasetFolder(root, spec.name);

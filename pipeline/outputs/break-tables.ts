@@ -13,7 +13,7 @@
  * event the run itself appends after publishing its manifest appears in the next run's snapshot.
  */
 import type { Config } from '../config/config.js';
-import type { ControlDefinition } from '../controls/controls.js';
+import type { ControlDefinition } from '../controls/definitions.js';
 import type { OutputColumn, OutputRow } from './outputs.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { canonicalJson } from '../core/canonical.js';

@@ -10,7 +10,7 @@
  * already carries `age_s`/`sla_s` wins over both.
  */
 import { defaultConfig, loadConfig, slaSeconds, type Config } from '../config/config.js';
-import { loadControls, type ControlDefinition } from '../controls/controls.js';
+import { loadControls, type ControlDefinition } from '../controls/definitions.js';
 import { sha256Hex } from '../core/digest.js';
 import { ConfigError } from '../core/errors.js';
 import { BreakStore, type BreakEvent, type BreakObservation, type BreakRecord } from '../breaks/break-store.js';
@@ -99,13 +99,14 @@ export type SlaLookup = (controlId: string, kind: string) => number | null;
  * manifest recorded, else the defaults, over the control definitions `controls` (default: the
  * repository's).
  */
-export async function slaLookup(manifest: ManifestV1, controls: readonly ControlDefinition[] = loadControls()): Promise<SlaLookup> {
-  const defs = new Map(controls.map((c) => [c.control_id, c]));
+export async function slaLookup(manifest: ManifestV1, controls?: readonly ControlDefinition[]): Promise<SlaLookup> {
+  const all = controls ?? await loadControls();
+  const defs = new Map(all.map((c) => [c.control_id, c]));
   let config: Config = defaultConfig().config;
   const cfg = manifest.code.config;
   if (cfg.path) {
     try {
-      const loaded = await loadConfig(cfg.path, controls);
+      const loaded = await loadConfig(cfg.path, all);
       if (loaded.sha256 === cfg.sha256) config = loaded.config;
     } catch { /* the file moved or changed since the run: the defaults apply */ }
   }

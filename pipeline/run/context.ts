@@ -7,7 +7,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ControlResult, Trigger } from '../../manifests/v1/schema.js';
 import type { LoadedConfig } from '../config/config.js';
-import type { ControlSet } from '../controls/controls.js';
+import type { ControlSet } from '../controls/selection.js';
 import type { FaultPoints } from '../core/fault.js';
 import type { RunLogger } from '../core/log.js';
 import type { RunOutcome } from '../core/outcome.js';

@@ -1,13 +1,15 @@
 /**
- * Phase 3, evaluate: the shared SQL (sql/common), then each selected control against the loaded
- * tables (CONTRACT §3–§4), giving its provisional result: status from quarantine and readiness
+ * Phase 3, evaluate: the shared SQL (sql/common: the statements whose datasets were loaded), then
+ * each selected control against the loaded tables (CONTRACT §3–§4), giving its provisional result: status from quarantine and readiness
  * (INCOMPLETE before NOT_READY), as-of, totals and differences, each difference marked TIMING by
  * a configured timing rule, PROVISIONAL when the control is NOT_READY or INCOMPLETE, else OPENED
  * (the breaks phase settles it). Ends by checking that no file a view read has changed.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ControlResult, ControlStatus, Disposition } from '../../manifests/v1/schema.js';
-import { commonSql, evaluateControl, runScript, type ControlDefinition, type RawDifference } from '../controls/controls.js';
+import { loadCommonSql, runCommonSql } from '../controls/common-sql.js';
+import type { ControlDefinition } from '../controls/definitions.js';
+import { evaluateControl, type RawDifference } from '../controls/evaluation.js';
 import { ConfigError } from '../core/errors.js';
 import { formatMicros } from '../contract/values.js';
 import type { Window } from '../contract/window.js';
@@ -16,16 +18,17 @@ import { timed, type EvaluatedControls, type LoadedInputs, type RunContext } fro
 
 /** Evaluates every selected control; records per-control timings and what DuckDB is doing in `ctx.progress`. */
 export async function evaluateControls(ctx: RunContext, inputs: LoadedInputs): Promise<EvaluatedControls> {
-  const common = commonSql();
+  const common = await loadCommonSql();
   const results = await timed(ctx.timings, 'controls_ms', async () => {
     ctx.progress.doing = 'computing the shared tables (sql/common)';
-    for (const c of common) await runScript(inputs.conn, c.text);
+    // Only the shared tables whose datasets this run loaded: the others would name missing tables.
+    await runCommonSql(inputs.conn, common, inputs.loaded.datasets.map((d) => d.dataset));
     const out: ControlResult[] = [];
     for (const def of ctx.req.controls.selected) out.push(await evaluateOne(ctx, inputs, def));
     return out;
   });
   await checkViewFiles(inputs.loaded);
-  return { results, commonSql: common };
+  return { results, commonSql: common.files };
 }
 
 async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDefinition): Promise<ControlResult> {

@@ -4,7 +4,7 @@
  * (CONTRACT §2–§3). Fault points `loading` (DuckDB open, nothing read) and `computing` (loaded).
  */
 import { join } from 'node:path';
-import { datasetsRead } from '../controls/controls.js';
+import { datasetsRead } from '../controls/selection.js';
 import { estimateLoadBytes, openEngine } from '../load/engine.js';
 import { loadSources } from '../load/load.js';
 import { controlFileHashes } from '../publish/fingerprint.js';

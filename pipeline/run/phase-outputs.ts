@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { ControlResult } from '../../manifests/v1/schema.js';
-import { LARGE_TOTALS_TABLE } from '../controls/controls.js';
+import { LARGE_TOTALS_TABLE } from '../controls/totals.js';
 import { statusExitCode } from '../core/outcome.js';
 import { literal } from '../core/sql-text.js';
 import { windowDate } from '../contract/window.js';

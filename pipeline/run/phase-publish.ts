@@ -5,7 +5,6 @@
  * point `published` (manifest written, outputs still staged); then the outputs are promoted.
  */
 import { readFile } from 'node:fs/promises';
-import { sha256Hex } from '../core/digest.js';
 import { repoPath } from '../core/paths.js';
 import { currencyTable } from '../contract/currency.js';
 import { DUCKDB_THREADS } from '../load/engine.js';
@@ -41,10 +40,8 @@ export async function publishRun(ctx: RunContext, inputs: LoadedInputs, evaluate
 async function codeParts(ctx: RunContext, evaluated: EvaluatedControls): Promise<CodeParts> {
   const { req } = ctx;
   const sql = [...evaluated.commonSql.map((c) => ({ path: c.path, sha256: c.sha256 })), ...req.controls.all.flatMap((c) => c.sqlFiles)];
-  const control_definitions = await Promise.all(req.controls.all.map(async (c) => {
-    const path = `controls/${c.control_id.toLowerCase()}/control.json`;
-    return { path, sha256: sha256Hex(await readFile(repoPath(path))) };
-  }));
+  // Each definition by its own path (a test-only control lives outside controls/).
+  const control_definitions = req.controls.all.map((c) => ({ ...c.definitionFile }));
   const pkg = JSON.parse(await readFile(repoPath('package.json'), 'utf8')) as { version: string };
   return {
     version: pkg.version, commit: await codeCommit(), sql, control_definitions,

@@ -5,7 +5,7 @@
  * died before publishing is dropped. A staging whose owner is still alive is left alone.
  */
 import { hostname } from 'node:os';
-import type { ControlDefinition } from '../controls/controls.js';
+import type { ControlDefinition } from '../controls/definitions.js';
 import type { RunLogger } from '../core/log.js';
 import { parseTimestamp } from '../contract/values.js';
 import { verifyCorrectedBreaks } from '../breaks/run-breaks.js';
