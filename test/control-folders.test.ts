@@ -11,6 +11,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { CONTRACT_KINDS } from '../fixtures/contract-kinds.js';
 import { loadConfig } from '../pipeline/config/config.js';
 import { loadCommonSql, runCommonSql, type CommonSql } from '../pipeline/controls/common-sql.js';
 import { loadControls, type ControlDefinition } from '../pipeline/controls/definitions.js';
@@ -108,8 +109,12 @@ describe('the shared objects of sql/common', () => {
     });
   });
 
-  it('the real controls pass the check', async () => {
-    expect((await loadControls()).map((c) => c.control_id)).toEqual(['RC01', 'RC02', 'RC03', 'RC04', 'RC05', 'RC06']);
+  it('the real controls pass the check, and list the kinds of CONTRACT §4 (the contract\'s copy is the oracle)', async () => {
+    const real = await loadControls();
+    expect(real.map((c) => c.control_id)).toEqual(['RC01', 'RC02', 'RC03', 'RC04', 'RC05', 'RC06']);
+    const sorted = (kinds: readonly string[]) => [...kinds].sort();
+    expect(Object.fromEntries(real.map((c) => [c.control_id, sorted(c.difference_kinds)])))
+      .toEqual(Object.fromEntries(Object.entries(CONTRACT_KINDS).map(([id, kinds]) => [id, sorted(kinds)])));
   });
 });
 

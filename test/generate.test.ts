@@ -3,14 +3,17 @@
  * runs and the product's statuses, differences and totals equal the generator's independent
  * expectation (`_expected.json`), with every difference kind of CONTRACT §4 present; a day made
  * with `--clean` reconciles CLEAN on every control; Parquet output uses exact column types and
- * splits into parts; bad options exit 2.
+ * splits into parts; bad options exit 2. The controls an expectation covers are the loaded
+ * definitions (in process).
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CONTRACT_KINDS } from '../fixtures/contract-kinds.js';
-import { reckon, scratchDir } from './helpers/cli.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
+import { generateDay } from '../pipeline/generate/day.js';
+import { ROOT, reckon, scratchDir } from './helpers/cli.js';
 
 const tmp = scratchDir('reckon-generate-');
 afterAll(() => tmp.cleanup());
@@ -129,5 +132,27 @@ describe('reckon generate', () => {
     expect(reckon(['generate', '--orders', '200', '--date', '2026-02-30', '--out', join(tmp.dir, 'x3')]).code).toBe(2);
     expect(reckon([...args('x4'), '--orders', '200', '--format', 'xlsx']).code).toBe(2);
     expect(reckon(['generate', '--orders', '200', '--date', '2026-11-02', '--out', a]).code).toBe(2); // holds a day already
+  });
+});
+
+describe('the controls an expectation covers come from the definitions', () => {
+  const day = (name: string) => ({ orders: 100, date: '2026-11-02', seed: '5', format: 'csv' as const, out: join(tmp.dir, name) });
+
+  it('a defined control the generator does not model is named in not_modelled; an undefined one is left out', async () => {
+    const real = await loadControls();
+    const [rc90] = await loadControls({ controlsDir: join(ROOT, 'test/fixtures/controls-extra/controls'), sqlDir: join(ROOT, 'test/fixtures/controls-extra/sql') });
+    const withExtra = await generateDay(day('defs-extra'), [...real, rc90]);
+    expect(Object.keys(withExtra.controls)).toEqual(['RC01', 'RC02', 'RC03', 'RC04', 'RC05', 'RC06']);
+    expect(withExtra.not_modelled).toEqual(['RC90']);
+    const withoutRc06 = await generateDay(day('defs-no-rc06'), real.filter((c) => c.control_id !== 'RC06'));
+    expect(Object.keys(withoutRc06.controls)).toEqual(['RC01', 'RC02', 'RC03', 'RC04', 'RC05']);
+    expect(withoutRc06.not_modelled).toBeUndefined();
+    expect(JSON.parse(readFileSync(join(tmp.dir, 'defs-no-rc06', '_expected.json'), 'utf8')).controls.RC06).toBeUndefined();
+  });
+
+  it('a kind the generator injects that a definition does not list is the generator\'s bug (InternalError)', async () => {
+    const real = await loadControls();
+    const narrowed = real.map((c) => (c.control_id === 'RC03' ? { ...c, difference_kinds: c.difference_kinds.filter((k) => k !== 'POSTING_AMOUNT_MISMATCH') } : c));
+    await expect(generateDay(day('defs-narrow'), narrowed)).rejects.toThrow(/^generator fault rc03_amount_mismatch expects RC03 POSTING_AMOUNT_MISMATCH, a kind the definition of RC03 does not list$/);
   });
 });

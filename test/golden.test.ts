@@ -11,6 +11,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadControls } from '../pipeline/controls/definitions.js';
 import { generateDay } from '../pipeline/generate/day.js';
 import { CONTRACT_KINDS } from '../fixtures/contract-kinds.js';
 import { SAMPLE_DAY } from '../fixtures/sample-day-options.js';
@@ -93,7 +94,7 @@ describe('bundled sample day (golden)', () => {
 
   it('the committed sources are byte for byte what the generator script writes', async () => {
     const out = join(tmp.dir, 'regenerated');
-    await generateDay({ ...SAMPLE_DAY, out });
+    await generateDay({ ...SAMPLE_DAY, out }, await loadControls());
     const committed = files(join(DAY, 'sources'));
     const fresh = files(out).filter((f) => f !== '_expected.json');
     expect(fresh).toEqual(committed);

@@ -2,10 +2,12 @@
  * `reckon generate --orders N --date D --out DIR [--seed S] [--format csv|parquet] [--clean]`:
  * writes a consistent synthetic day for every dataset of CONTRACT §2, with injected differences
  * of every kind of §4 (unless `--clean`), and `_expected.json` beside the datasets: the statuses,
- * the exact [kind, key] differences and the control totals a run of `--date D` must report.
+ * the exact [kind, key] differences and the control totals a run of `--date D` must report, for
+ * each defined control (controls/) the generator models.
  */
 import { resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
+import { loadControls } from '../controls/definitions.js';
 import { MIN_ORDERS_WITH_FAULTS, generateDay } from '../generate/day.js';
 import { parse } from './args.js';
 import { printJson } from './io.js';
@@ -31,10 +33,12 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   const rowsPerPart = values['rows-per-file'] ? Number(values['rows-per-file']) : undefined;
   if (rowsPerPart !== undefined && !(Number.isInteger(rowsPerPart) && rowsPerPart > 0)) throw new ConfigError('--rows-per-file must be a positive integer');
   const out = resolve(io.cwd, values.out);
+  // The expectation covers the controls as defined (controls/), not a list of the generator's own.
+  const controls = await loadControls();
   const started = Date.now();
   let expectation;
   try {
-    expectation = await generateDay({ orders, date: values.date, out, seed: values.seed ?? '1', format, faults, rowsPerPart });
+    expectation = await generateDay({ orders, date: values.date, out, seed: values.seed ?? '1', format, faults, rowsPerPart }, controls);
   } catch (e) {
     const msg = (e as Error).message;
     if (/already holds dataset folders|bad date|at least/.test(msg)) throw new ConfigError(msg);

@@ -18,6 +18,8 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATASETS, type DatasetSpec } from '../contract/datasets.js';
+import type { ControlDefinition } from '../controls/definitions.js';
+import { InternalError } from '../core/errors.js';
 import { runOutcome } from '../core/outcome.js';
 import { decText, notionalMinor } from './decimal.js';
 import { Prng } from './prng.js';
@@ -64,7 +66,10 @@ export interface Expectation {
   readonly generator: { readonly name: 'reckon generate'; readonly version: 1; readonly orders: number; readonly seed: string; readonly date: string; readonly faults: boolean };
   readonly window: { readonly start: string; readonly end: string };
   readonly exit_code: number;
+  /** Per control the generator models, of the definitions it was given (by control id). */
   readonly controls: Record<string, { status: 'CLEAN' | 'BREAKS'; differences: [string, string][]; totals: Record<string, TotalValue> }>;
+  /** Defined controls the generator has no model for: a run reports them, this expectation does not (absent when none). */
+  readonly not_modelled?: readonly string[];
   /** Every injected fault: id, what it is, the differences it must cause. */
   readonly faults: { id: string; description: string; differences: [string, string, string][] }[];
   /** Every trap: id, what must not fire, the records it sits on. */
@@ -149,15 +154,22 @@ type Slot = (typeof TRAP_SLOTS)[number] | (typeof FAULT_SLOTS)[number];
 const SEC = 1_000_000;
 const MIN = 60 * SEC;
 const HOUR = 60 * MIN;
-const CONTROLS = ['RC01', 'RC02', 'RC03', 'RC04', 'RC05', 'RC06'] as const;
 
 const add = (m: Map<string, bigint>, k: string, v: bigint) => m.set(k, (m.get(k) ?? 0n) + v);
 const signed = (side: Side, v: bigint) => (side === 'BUY' ? v : -v);
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Generates one day into `opts.out` and returns the expectation (also written as `_expected.json`). */
-export async function generateDay(opts: GenerateOptions): Promise<Expectation> {
-  const g = new DayGenerator(opts);
+/** What the generator needs of a control definition (pipeline/controls/definitions.ts). */
+export type GeneratedControl = Pick<ControlDefinition, 'control_id' | 'difference_kinds'>;
+
+/**
+ * Generates one day into `opts.out` and returns the expectation (also written as `_expected.json`)
+ * for `controls`, the loaded control definitions: the expectation lists those of them this
+ * generator models (RC01–RC06) and names the others in `not_modelled`. Throws InternalError when
+ * the generator injects a kind a definition does not list.
+ */
+export async function generateDay(opts: GenerateOptions, controls: readonly GeneratedControl[]): Promise<Expectation> {
+  const g = new DayGenerator(opts, controls);
   return g.run();
 }
 
@@ -199,7 +211,7 @@ class DayGenerator {
   private readonly expected: { id: string; description: string; differences: [string, string, string][] }[] = [];
   private readonly traps: { id: string; description: string; refs: string[] }[] = [];
 
-  constructor(private readonly opts: GenerateOptions) {
+  constructor(private readonly opts: GenerateOptions, private readonly controls: readonly GeneratedControl[]) {
     if (!Number.isInteger(opts.orders) || opts.orders < 1) throw new Error('orders must be a positive integer');
     this.faults = opts.faults ?? true;
     if (this.faults && opts.orders < MIN_ORDERS_WITH_FAULTS) throw new Error(`at least ${MIN_ORDERS_WITH_FAULTS} orders are needed to inject every fault (use no faults for smaller days)`);
@@ -1110,9 +1122,27 @@ class DayGenerator {
 
   // ---------------------------------------------------------------- expectation
 
+  /**
+   * The (kind, key) pairs the injected faults must cause, per defined control. A fault's
+   * difference of a control with no definition is no run's business and is left out; a kind the
+   * definition does not list is the generator's bug.
+   */
+  private expectedDifferences(): Map<string, [string, string][]> {
+    const defs = new Map(this.controls.map((c) => [c.control_id, c]));
+    const diffs = new Map<string, [string, string][]>(this.controls.map((c) => [c.control_id, []]));
+    for (const f of this.expected) {
+      for (const [c, kind, key] of f.differences) {
+        const def = defs.get(c);
+        if (!def) continue;
+        if (!def.difference_kinds.includes(kind)) throw new InternalError(`generator fault ${f.id} expects ${c} ${kind}, a kind the definition of ${c} does not list`);
+        diffs.get(c)!.push([kind, key]);
+      }
+    }
+    return diffs;
+  }
+
   private expectation(files: { path: string; rows: number }[]): Expectation {
-    const diffs = new Map<string, [string, string][]>(CONTROLS.map((c) => [c, []]));
-    for (const f of this.expected) for (const [c, kind, key] of f.differences) diffs.get(c)!.push([kind, key]);
+    const diffs = this.expectedDifferences();
     const sortPairs = (a: [string, string], b: [string, string]) => byText(`${a[0]}\u0000${a[1]}`, `${b[0]}\u0000${b[1]}`);
     const obj = (m: Map<string, bigint | number>) => Object.fromEntries([...m.entries()].filter(([, v]) => v !== 0n).sort(([a], [b]) => byText(a, b)).map(([k, v]) => [k, v.toString()]));
     const bankCash = new Map<string, bigint>();
@@ -1135,15 +1165,18 @@ class DayGenerator {
       RC06: { intent_count: String(this.t.intents), delivered_count: String(this.t.delivered), failed_count: String(this.t.failed), exception_count: String(this.t.exceptions) },
     };
     const controls: Expectation['controls'] = {};
-    for (const c of CONTROLS) {
+    for (const { control_id: c } of this.controls) {
+      if (!totals[c]) continue;
       const d = diffs.get(c)!.sort(sortPairs);
       controls[c] = { status: d.length ? 'BREAKS' : 'CLEAN', differences: d, totals: totals[c] };
     }
+    const notModelled = this.controls.map((c) => c.control_id).filter((c) => !totals[c]);
     return {
       generator: { name: 'reckon generate', version: 1, orders: this.opts.orders, seed: this.opts.seed, date: this.opts.date, faults: this.faults },
       window: { start: isoZ(this.start), end: isoZ(this.end) },
       exit_code: runOutcome(Object.entries(controls).map(([control_id, c]) => ({ control_id, status: c.status }))).exit_code,
       controls,
+      ...(notModelled.length ? { not_modelled: notModelled } : {}),
       faults: this.expected,
       traps: this.traps,
       files: files.sort((a, b) => byText(a.path, b.path)),
