@@ -17,7 +17,7 @@ import { loadCommonSql, runCommonSql, type CommonSql } from '../pipeline/control
 import { loadControls, type ControlDefinition } from '../pipeline/controls/definitions.js';
 import { evaluateControl } from '../pipeline/controls/evaluation.js';
 import { SqlNames } from '../pipeline/controls/parse-tree.js';
-import { controlTableProblems } from '../pipeline/controls/table-check.js';
+import { controlTableProblems, readShared } from '../pipeline/controls/table-check.js';
 import { loadSources } from '../pipeline/load/load.js';
 import { ROOT, scratchDir } from './helpers/cli.js';
 
@@ -161,6 +161,39 @@ describe('the table check, statement by statement', () => {
       expect((await problems(sql, reads)).sort()).toEqual(expected);
     });
   }
+});
+
+describe('shared macros that read datasets (a synthetic sql/common)', () => {
+  const parser = new SqlNames();
+  afterAll(() => parser.close());
+  const file = {
+    path: 'sql/common/synthetic.sql',
+    text: `CREATE OR REPLACE MACRO n_orders() AS (SELECT count(*) FROM orders);
+CREATE OR REPLACE MACRO fills_of(o) AS TABLE SELECT * FROM executions WHERE order_id = o;
+CREATE OR REPLACE TABLE order_stats AS SELECT n_orders() AS n;
+CREATE OR REPLACE TABLE outside AS SELECT * FROM read_csv('x.csv');`,
+  };
+
+  it('a macro reads what its body names; a table calling it reads that too; a table function that reads is refused', async () => {
+    const { shared, problems } = await readShared(parser, [file]);
+    expect(Object.fromEntries([...shared.objects.values()].map((o) => [o.name, [o.type, o.tableMacro, o.datasets]]))).toEqual({
+      n_orders: ['MACRO', false, ['orders']], fills_of: ['MACRO', true, ['executions']], order_stats: ['TABLE', false, ['orders']], outside: ['TABLE', false, []],
+    });
+    expect(problems).toEqual(["sql/common/synthetic.sql statement 4 (line 4: CREATE OR REPLACE TABLE outside AS SELECT * FROM read_csv('x…) calls table function read_csv, which can read what no definition declares"]);
+  });
+
+  it('a control calling them must declare their datasets', async () => {
+    const { shared } = await readShared(parser, [file]);
+    const got = await controlTableProblems(parser, {
+      control_id: 'RC93', reads: ['positions'], definitionPath: 'controls/rc93/control.json',
+      files: [{ path: 'sql/rc93/totals.sql', text: `SELECT n_orders() AS n FROM positions; SELECT * FROM fills_of('O-1'); SELECT * FROM order_stats` }],
+    }, shared);
+    expect(got.map((p) => p.replace(/ \(line 1: .*?\)(?= reads| calls)/, ''))).toEqual([
+      'RC93: sql/rc93/totals.sql statement 1 calls shared macro n_orders (sql/common/synthetic.sql), which reads dataset orders; controls/rc93/control.json does not declare it (its "reads": positions)',
+      'RC93: sql/rc93/totals.sql statement 2 calls shared table macro fills_of (sql/common/synthetic.sql), which reads dataset executions; controls/rc93/control.json does not declare it (its "reads": positions)',
+      'RC93: sql/rc93/totals.sql statement 3 reads shared table order_stats (sql/common/synthetic.sql), which reads dataset orders; controls/rc93/control.json does not declare it (its "reads": positions)',
+    ]);
+  });
 });
 
 describe('a dataset the run did not load', () => {

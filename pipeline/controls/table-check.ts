@@ -156,21 +156,22 @@ export async function controlTableProblems(parser: SqlNames, control: CheckedCon
 function statementProblems(control: CheckedControl, shared: SharedNames, own: ReadonlySet<string>, names: StatementNames): string[] {
   const undeclared = `${control.definitionPath} does not declare it (its "reads": ${control.reads.join(', ')})`;
   const problems: string[] = [];
-  const viaShared = (name: string, how: string) => {
+  const viaShared = (name: string, how: 'reads' | 'calls') => {
     const o = shared.objects.get(name)!;
-    for (const d of o.datasets.filter((x) => !control.reads.includes(x))) problems.push(`${how} ${name} (${o.file}), which reads dataset ${d}; ${undeclared}`);
+    const what = o.type === 'MACRO' ? (o.tableMacro ? 'table macro' : 'macro') : o.type.toLowerCase();
+    for (const d of o.datasets.filter((x) => !control.reads.includes(x))) problems.push(`${how} shared ${what} ${name} (${o.file}), which reads dataset ${d}; ${undeclared}`);
   };
   const used = usedNames(names);
   for (const t of used.tables.filter((x) => !own.has(x))) {
-    if (shared.objects.has(t)) viaShared(t, 'reads shared table');
+    if (shared.objects.has(t)) viaShared(t, 'reads');
     else if (!DATASET_NAMES.has(t)) problems.push(`reads ${t}, which is neither a dataset, an object of sql/common nor a table this control created earlier`);
     else if (!control.reads.includes(t)) problems.push(`reads dataset ${t}; ${undeclared}`);
   }
   for (const f of used.tableFunctions.filter((x) => !TABLE_FUNCTIONS_OVER_NOTHING.includes(x))) {
-    if (shared.objects.get(f)?.tableMacro) viaShared(f, 'calls shared table macro');
+    if (shared.objects.get(f)?.tableMacro) viaShared(f, 'calls');
     else problems.push(`calls table function ${f}: a control reads only its declared datasets (table functions allowed: ${TABLE_FUNCTIONS_OVER_NOTHING.join(', ')})`);
   }
-  for (const f of used.functions.filter((x) => shared.objects.has(x))) viaShared(f, 'calls shared macro');
+  for (const f of used.functions.filter((x) => shared.objects.has(x))) viaShared(f, 'calls');
   const c = names.creates;
   const prefix = `${control.control_id.toLowerCase()}_`;
   if (c && (c.type === 'MACRO' || !c.temporary || !c.name.startsWith(prefix))) {
