@@ -60,6 +60,7 @@ const READ = new Map<string, StatementNames | UnreadableStatement>();
 export class SqlNames {
   private db?: { instance: DuckDBInstance; conn: DuckDBConnection };
 
+  /** Closes the parser's DuckDB, if it was opened. */
   close(): void {
     this.db?.conn.closeSync();
     this.db?.instance.closeSync();
