@@ -1,7 +1,8 @@
 /**
  * "A new control is two folders", enforced (docs/controls.md, pipeline/controls/table-check.ts).
  * - RC90 (test/fixtures/controls-extra/) is a small real control that lives only in its two
- *   folders: loaded with the same loader as RC01–RC06 and evaluated on the sample day.
+ *   folders: loaded with the same loader as RC01–RC06, run through the pipeline (runWindow, in
+ *   process) on the sample day, and evaluated alone with only its dataset loaded.
  * - RC91 (test/fixtures/controls-undeclared/) reads a dataset its definition does not declare and
  *   is refused when the definitions load, naming control, file, statement and dataset.
  * - The table check reads each statement's parse tree: one row per SQL shape it accepts or refuses.
@@ -12,13 +13,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { CONTRACT_KINDS } from '../fixtures/contract-kinds.js';
-import { loadConfig } from '../pipeline/config/config.js';
+import { defaultConfig } from '../pipeline/config/config.js';
 import { loadCommonSql, runCommonSql, type CommonSql } from '../pipeline/controls/common-sql.js';
 import { loadControls, type ControlDefinition } from '../pipeline/controls/definitions.js';
 import { evaluateControl } from '../pipeline/controls/evaluation.js';
 import { SqlNames } from '../pipeline/controls/parse-tree.js';
 import { controlTableProblems, readShared } from '../pipeline/controls/table-check.js';
+import { selectControls } from '../pipeline/controls/selection.js';
+import { windowForDate } from '../pipeline/contract/window.js';
+import { DEFAULT_SETTINGS } from '../pipeline/core/settings.js';
 import { loadSources } from '../pipeline/load/load.js';
+import { runWindow } from '../pipeline/run/run-window.js';
 import { ROOT, scratchDir } from './helpers/cli.js';
 
 const DAY = join(ROOT, 'fixtures', 'sample-day', 'sources');
@@ -39,7 +44,7 @@ async function loadOnly(datasets: readonly string[]): Promise<string[]> {
   instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '1GB', temp_directory: join(tmp.dir, 'duckdb-tmp') });
   conn = await instance.connect();
   await conn.run(`SET TimeZone = 'UTC'`);
-  await loadSources(conn, DAY, (await loadConfig()).config, join(tmp.dir, `links-${datasets.join('-')}`), { datasets });
+  await loadSources(conn, DAY, defaultConfig().config, join(tmp.dir, `links-${datasets.join('-')}`), { datasets });
   const skipped = await runCommonSql(conn, common, datasets);
   await conn.run(`SET VARIABLE window_start = make_timestamp(${WINDOW_START}::BIGINT)`);
   await conn.run(`SET VARIABLE window_end = make_timestamp(${WINDOW_START + DAY_US}::BIGINT)`);
@@ -73,6 +78,33 @@ describe('a control that is only its two folders (RC90)', () => {
     expect(rc90.reads).toEqual(['notification_receipts']);
     expect(rc90.definitionFile.path).toBe('test/fixtures/controls-extra/controls/rc90/control.json');
     expect(rc90.sqlFiles.map((f) => f.path)).toEqual(['test/fixtures/controls-extra/sql/rc90/totals.sql', 'test/fixtures/controls-extra/sql/rc90/differences.sql']);
+  });
+
+  it('runs through the pipeline on the sample day: its totals, differences and breaks, its files in the manifest', async () => {
+    const store = join(tmp.dir, 'store-rc90');
+    const r = await runWindow({
+      window: windowForDate('2026-11-02'), controls: selectControls([rc90], []), sources: DAY, store, config: defaultConfig(),
+      trigger: 'manual', reason: null, rerunOf: null, settings: DEFAULT_SETTINGS,
+    });
+    expect([r.status, r.exit_code, r.quarantine_count]).toEqual(['BREAKS', 1, 0]);
+    const [c] = r.controls;
+    expect([c.control_id, c.as_of, c.readiness]).toEqual(['RC90', '2026-11-03T00:01:00Z', { ready: true, reasons: [] }]);
+    expect(c.totals).toEqual({ receipt_count: '197', receipt_count_by_status: { DELIVERED: '194', FAILED: '3' } });
+    expect(c.differences.map((d) => [d.kind, d.key, d.record_time, d.disposition])).toEqual([
+      ['NOTICE_RECEIPT_NOT_DELIVERED', 'RCP-000088-1', '2026-11-02T06:26:06.862255Z', 'OPENED'],
+      ['NOTICE_RECEIPT_NOT_DELIVERED', 'RCP-000105-1', '2026-11-02T05:24:17.155588Z', 'OPENED'],
+      ['NOTICE_RECEIPT_NOT_DELIVERED', 'RCP-000288-1', '2026-11-02T08:37:09.470748Z', 'OPENED'],
+    ]);
+    const m = r.manifestDoc;
+    expect(m.controls).toEqual(['RC90']);
+    expect(Object.keys(m.sources.datasets)).toEqual(['notification_receipts']);
+    expect(m.code.control_definitions).toEqual([rc90.definitionFile]);
+    expect(m.code.sql.map((f) => f.path)).toEqual(['sql/common/macros.sql', 'sql/common/views.sql', ...rc90.sqlFiles.map((f) => f.path)]);
+    expect(m.breaks?.map((b) => [b.control_id, b.kind, b.key, b.state, b.sla_s])).toEqual([
+      ['RC90', 'NOTICE_RECEIPT_NOT_DELIVERED', 'RCP-000088-1', 'OPEN', 3600],
+      ['RC90', 'NOTICE_RECEIPT_NOT_DELIVERED', 'RCP-000105-1', 'OPEN', 3600],
+      ['RC90', 'NOTICE_RECEIPT_NOT_DELIVERED', 'RCP-000288-1', 'OPEN', 3600],
+    ]);
   });
 
   it('evaluates on the sample day with only its dataset loaded: exact totals and differences', async () => {
