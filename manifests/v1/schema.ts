@@ -81,6 +81,45 @@ export const Runtime = z.object({
   exit_code: z.number().int().optional(),
 });
 
+/** Where a dataset of a sources file came from (issue 21; absent for a `--sources` folder run). */
+const DatasetOrigin = z.union([
+  z.object({ kind: z.literal('database'), database: z.string() }),
+  z.object({ kind: z.enum(['folder', 's3']), location: z.string() }),
+  z.object({ kind: z.literal('absent') }),
+]);
+
+/** One database's extract (docs/postgres.md): server, snapshot and, per dataset, the SQL and what it read. */
+const DatabaseExtract = z.object({
+  engine: z.string(),
+  host: z.string(),
+  port: z.number().int(),
+  database: z.string(),
+  user: z.string(),
+  sslmode: z.string(),
+  auth: z.string(),
+  reader: z.enum(['copy', 'cursor']),
+  readers: z.number().int().positive(),
+  server_version: z.string(),
+  transaction: z.string(),
+  snapshot: z.string().nullable(),
+  transaction_started_at: IsoUtc.nullable(),
+  started_at: z.string(),
+  finished_at: z.string(),
+  datasets: z.record(z.string(), z.object({
+    sql: z.string(),
+    sql_sha256: Sha256,
+    source_sql: z.string(),
+    source_sql_sha256: Sha256,
+    columns: z.array(z.object({ name: z.string(), type: z.string(), role: z.enum(['contract', 'extra']) })),
+    lower_bound: z.object({ column: z.string(), from: z.string() }).nullable(),
+    rows: z.number().int().nonnegative(),
+    bytes: z.number().int().nonnegative(),
+    content_sha256: Sha256,
+    fault: z.object({ column: z.string().nullable(), rule: z.string(), message: z.string() }).optional(),
+    watermark: z.object({ query: z.string(), query_sha256: Sha256, value: z.string().nullable(), rows: z.number().int() }).optional(),
+  }).passthrough()),
+}).passthrough();
+
 export const ManifestV1 = z.object({
   manifest_version: z.literal(1),
   run_id: z.string().regex(/^[a-z0-9_-]+$/),
@@ -100,10 +139,14 @@ export const ManifestV1 = z.object({
       records_loaded: z.number(),
       quarantined: z.number(),
       duplicates: z.number(),
-      watermark: z.object({ source: z.enum(['declared', 'derived', 'none']), value: IsoUtc.nullable() }).passthrough(),
+      watermark: z.object({ source: z.enum(['declared', 'derived', 'database', 'none']), value: IsoUtc.nullable() }).passthrough(),
       extra_columns: z.array(z.string()),
       ignored_files: z.array(z.string()),
+      origin: DatasetOrigin.optional(),
     }).passthrough()),
+    /** The sources file (`--sources FILE.yaml`), when the run read one. */
+    file: z.object({ path: z.string(), sha256: Sha256 }).optional(),
+    databases: z.record(z.string(), DatabaseExtract).optional(),
   }).passthrough(),
   cutoff_mappings: z.array(z.object({ timezone: z.string(), local: z.string(), utc: IsoUtc, rule: z.string() })),
   currency_table: z.object({ path: z.string(), sha256: Sha256 }),

@@ -29,7 +29,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
 const USAGE = `usage: reckon <command> [options]
 
   reckon run      (--date D | --window START/END) [--control RC01,RC03 | --all]
-                  [--sources DIR|s3://…] [--store DIR|s3://…] [--config FILE]
+                  [--sources DIR|s3://…|FILE.yaml] [--store DIR|s3://…] [--config FILE]
                   [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
                   [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]
   reckon runs     [--store DIR] [--window START/END] [--json]      (published runs, oldest first)
@@ -47,14 +47,15 @@ Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not
 `;
 
 const RUN_USAGE = `usage: reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
-                  [--sources DIR|s3://…] [--store DIR|s3://…] [--config FILE]
+                  [--sources DIR|s3://…|FILE.yaml] [--store DIR|s3://…] [--config FILE]
                   [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
                   [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]
 
   --date D            the UTC day [D 00:00Z, D+1 00:00Z)
   --window S/E        a half-open UTC window of two zoned timestamps
   --control / --all   the controls to run (default: all of them)
-  --sources           one folder per dataset, local or s3:// (default ./sources)
+  --sources           one folder per dataset, local or s3:// (default ./sources), or a sources
+                      file (.yaml/.yml/.json) mapping datasets to PostgreSQL queries and folders
   --store             where manifests, breaks and outputs are published (default ./var/reckon)
   --config FILE       JSON or YAML configuration (rounding mode, SLAs, owners, control parameters)
   --trigger, --reason, --rerun-of

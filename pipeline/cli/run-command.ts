@@ -13,7 +13,7 @@ import { localOrRemote, printJson } from './io.js';
 import type { CommandContext } from './command.js';
 
 export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
-           [--sources DIR] [--store DIR] [--config FILE]
+           [--sources DIR|s3://…|FILE.yaml] [--store DIR] [--config FILE]
            [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
            [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]`;
 
@@ -62,6 +62,7 @@ async function runRequest(values: RunValues, { io, settings }: CommandContext): 
     rerunOf: values['rerun-of'] ?? null,
     logger: createLogger(io, { quiet: Boolean(values.quiet) }),
     faults: faultPoints(settings.faultPause, (text) => io.stderr(text)),
+    env: io.env,
   };
 }
 

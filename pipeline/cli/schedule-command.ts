@@ -57,7 +57,7 @@ export async function command(argv: string[], { io, settings }: CommandContext):
     try {
       const r = await runWindow({
         window: w, controls: selection, sources, store: storeLocation, config, trigger: plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday',
-        reason: null, rerunOf: null, settings, logger, faults,
+        reason: null, rerunOf: null, settings, logger, faults, env: io.env,
       });
       report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code });
     } catch (e) {

@@ -231,6 +231,8 @@ async function addInputs(m: StoredManifest, include: boolean, add: (p: string, s
   text(LAYOUT.inputChecksums(m.run_id), objects.map((o) => sha256sumLine(o.sha256, o.path)).join(''));
   if (!include) return;
   if (location.startsWith('s3://')) throw new ConfigError(`--include-inputs needs a local source folder; run ${m.run_id} read ${location}`);
+  // A sources file run read databases and several locations: its extracts were never files to include.
+  if (m.manifest.sources.file) throw new ConfigError(`--include-inputs needs a local source folder; run ${m.run_id} read the sources file ${location} (its checksums are listed; database extracts are recorded in the manifest's sources.databases)`);
   for (const o of objects) {
     if (o.path.split('/').some((s) => s === '..' || s === '') || o.path.startsWith('/')) integrity(`run ${m.run_id} lists an input path ${JSON.stringify(o.path)} outside its source folder`);
     const src = { kind: 'file' as const, path: join(location, ...o.path.split('/')) };

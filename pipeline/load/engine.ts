@@ -19,6 +19,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { InternalError, isOutOfMemory } from '../core/errors.js';
 import type { Settings } from '../core/settings.js';
 import { listDatasetFolder } from '../sources/files.js';
+import { datasetRoot, type DatasetRoots } from '../sources/locate.js';
 
 export { DUCKDB_MEMORY_LIMIT } from '../core/settings.js';
 
@@ -51,12 +52,16 @@ export interface Engine {
 
 /**
  * Estimates the in-memory size (bytes) of the records in the data files of `datasets` under the
- * local folder `root` (sizes from the file system; unreadable entries count 0).
+ * local folder `root` (sizes from the file system; unreadable entries count 0), or for a dataset
+ * in `estimated` (a database extract not yet written), from its planned CSV size.
  */
-export async function estimateLoadBytes(root: string, datasets: readonly string[]): Promise<number> {
+export async function estimateLoadBytes(root: DatasetRoots, datasets: readonly string[], estimated?: ReadonlyMap<string, number>): Promise<number> {
   let total = 0;
   for (const d of datasets) {
-    const folder = await listDatasetFolder(root, d);
+    // A database extract not written yet: the planner's size of its CSV form.
+    const planned = estimated?.get(d);
+    if (planned !== undefined) { total += planned * EXPANSION.csv; continue; }
+    const folder = await listDatasetFolder(datasetRoot(root, d), d);
     for (const f of folder.files) {
       if (f.refused || !f.realPath) continue;
       const size = await stat(f.realPath).then((s) => s.size, () => 0);

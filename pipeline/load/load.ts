@@ -23,6 +23,7 @@ import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from '../con
 import { notionalMinor } from '../contract/money.js';
 import { CsvShapeScan, type CsvShape } from '../sources/csv-fast.js';
 import { listDatasetFolder, type DatasetFolder, type SideFile } from '../sources/files.js';
+import { datasetRoot, type DatasetFault, type DatasetRoots } from '../sources/locate.js';
 import { ident } from '../core/sql-text.js';
 import { hashFile } from '../core/digest.js';
 import { readCsv, readJsonl, readParquet, type ReadEvent } from '../sources/readers.js';
@@ -61,9 +62,12 @@ export interface FileLoad {
   quarantined: number;
 }
 
-/** A dataset's watermark: declared in `_watermark.json`, derived from its data, or none. */
+/**
+ * A dataset's watermark: declared in `_watermark.json`, derived from its data, read from the
+ * database by the dataset's watermark query (a sources file, docs/postgres.md), or none.
+ */
 export interface Watermark {
-  readonly source: 'declared' | 'derived' | 'none';
+  readonly source: 'declared' | 'derived' | 'database' | 'none';
   /** ISO-8601 UTC, microseconds when present; null for none. */
   readonly value: string | null;
   readonly micros: bigint | null;
@@ -143,6 +147,16 @@ export interface LoadOptions {
   readonly datasets?: readonly string[];
   /** Called once per data file that is read, saying how it was loaded. For tests and diagnostics. */
   readonly onFile?: (info: FilePath) => void;
+  /**
+   * Whole-dataset quarantine entries found before loading (a database column refused by type, a
+   * watermark query with several rows: sources/source-plan.ts), by dataset; each names its source.
+   */
+  readonly faults?: ReadonlyMap<string, readonly DatasetFault[]>;
+  /**
+   * Awaited before each dataset that is read: resolves once its files are in place (a database
+   * extract still being written while earlier datasets load); a rejection stops the load.
+   */
+  readonly ready?: (dataset: string) => Promise<void>;
 }
 
 /**
@@ -329,11 +343,11 @@ async function readWatermark(folder: DatasetFolder, q: QuarantineEntry[]): Promi
 }
 
 /**
- * Loads every dataset of CONTRACT §2 from the local folder `root` into tables named after the
- * datasets. `stagingDir` receives links with safe names for Parquet files. Returns per-dataset
+ * Loads every dataset of CONTRACT §2 from the local folder `root` (or each dataset from its own
+ * root folder) into tables named after the datasets. `stagingDir` receives links with safe names for Parquet files. Returns per-dataset
  * counts, the quarantine and the cutoff mappings used. Throws only on internal failure.
  */
-export async function loadSources(conn: DuckDBConnection, root: string, config: LoadRules, stagingDir: string, options: LoadOptions = {}): Promise<LoadResult> {
+export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, config: LoadRules, stagingDir: string, options: LoadOptions = {}): Promise<LoadResult> {
   const fast = options.fast ?? true;
   const quarantine: QuarantineEntry[] = [];
   const cutoffs = new Map<string, CutoffMapping & { micros: bigint }>();
@@ -351,7 +365,8 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
       await dropRelation(conn, spec.name);
       continue;
     }
-    const folder = await listDatasetFolder(root, spec.name);
+    await options.ready?.(spec.name);
+    const folder = await listDatasetFolder(datasetRoot(root, spec.name), spec.name);
     const cols = tableColumns(spec);
     const colDefs = cols.map((c) => `${ident(c.name)} ${c.type}`).join(', ');
     const rawTable = `${spec.name}__raw`;
@@ -369,6 +384,7 @@ export async function loadSources(conn: DuckDBConnection, root: string, config: 
     if (folder.refused) {
       quarantine.push({ dataset: spec.name, file: spec.name, row: null, line: null, column: null, rule: folder.refused.rule, message: folder.refused.message, raw: '' });
     }
+    for (const f of options.faults?.get(spec.name) ?? []) quarantine.push({ dataset: spec.name, row: null, line: null, raw: '', ...f });
     for (const file of folder.files) {
       const fl: FileLoad = { path: file.relPath, format: file.gzip ? `${file.format}.gz` : file.format, size: 0, sha256: '', rows: 0, loaded: 0, quarantined: 0 };
       load.files.push(fl);

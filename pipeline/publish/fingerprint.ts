@@ -11,6 +11,7 @@ import { sha256Hex } from '../core/digest.js';
 import { DATASETS } from '../contract/datasets.js';
 import { repoPath, REPO_ROOT } from '../core/paths.js';
 import { hashFile } from '../core/digest.js';
+import { datasetRoot, type DatasetRoots } from '../sources/locate.js';
 
 async function walk(dir: string, pred: (p: string) => boolean): Promise<string[]> {
   const out: string[] = [];
@@ -43,12 +44,12 @@ export async function codeFingerprint(): Promise<string> {
 }
 
 /** Hashes the `_watermark.json` and `_import_report.json` of each dataset folder under a local root. */
-export async function controlFileHashes(root: string): Promise<Record<string, { path: string; size: number; sha256: string }[]>> {
+export async function controlFileHashes(root: DatasetRoots): Promise<Record<string, { path: string; size: number; sha256: string }[]>> {
   const out: Record<string, { path: string; size: number; sha256: string }[]> = {};
   for (const d of DATASETS) {
     for (const name of ['_watermark.json', '_import_report.json']) {
       try {
-        const h = await hashFile(join(root, d.name, name));
+        const h = await hashFile(join(datasetRoot(root, d.name), d.name, name));
         (out[d.name] ??= []).push({ path: `${d.name}/${name}`, ...h });
       } catch { /* absent */ }
     }

@@ -9,7 +9,8 @@ import type { RunOutcome } from '../core/outcome.js';
 import type { BreakOutcome } from '../breaks/run-breaks.js';
 import type { CutoffMapping, DatasetLoad, QuarantineEntry } from '../load/load.js';
 import type { OutputObject } from '../outputs/outputs.js';
-import type { RemoteObjectInfo } from '../sources/locate.js';
+import type { PlannedSources, RemoteObjectInfo } from '../sources/locate.js';
+import { datasetOriginField, sourcesManifestFields } from '../sources/postgres/label.js';
 import type { Lease } from './lease.js';
 
 /** Most quarantine entries listed in a manifest (the `quarantine` output holds every one), and most bytes of each raw record. */
@@ -41,6 +42,8 @@ export interface SourceParts {
   readonly controlFiles: Readonly<Record<string, readonly ControlFile[]>>;
   readonly cutoffMappings: readonly CutoffMapping[];
   readonly quarantine: readonly QuarantineEntry[];
+  /** A sources file's origins and database extracts (docs/postgres.md); absent for a folder run. */
+  readonly plan?: PlannedSources;
 }
 
 /** A file of the code with its SHA-256. */
@@ -87,7 +90,7 @@ export function manifestDocument(p: ManifestParts): ManifestV1 {
     manifest_version: 1,
     run_id: id.run_id, trigger: id.trigger, reason: id.reason, parent_run_id: id.parent_run_id,
     window: { ...id.window }, controls: [...id.controls], started_at: id.started_at, finished_at: id.finished_at,
-    sources: { location: sources.location, datasets: Object.fromEntries(sources.datasets.map((d) => [d.dataset, manifestDataset(d, sources)])) },
+    sources: { location: sources.location, ...sourcesManifestFields(sources.plan), datasets: Object.fromEntries(sources.datasets.map((d) => [d.dataset, manifestDataset(d, sources)])) },
     cutoff_mappings: [...sources.cutoffMappings],
     currency_table: { ...code.currency_table },
     rounding_mode: code.rounding_mode,
@@ -137,6 +140,7 @@ function manifestDataset(d: DatasetLoad, sources: SourceParts) {
     ignored_files: [...d.ignored_files],
     ...(d.import_report !== undefined ? { import_report: d.import_report } : {}),
     control_files: [...(sources.controlFiles[d.dataset] ?? [])],
+    ...datasetOriginField(sources.plan, d.dataset),
   };
 }
 

@@ -19,6 +19,7 @@ import type { DatasetLoad, LoadResult } from '../load/load.js';
 import type { Lease } from '../publish/lease.js';
 import type { ControlFile } from '../publish/manifest-document.js';
 import type { LocatedSources } from '../sources/locate.js';
+import type { PreparedSources } from '../sources/source-plan.js';
 import type { ObjectStore } from '../store/object-store.js';
 
 /** What `reckon run` was asked to do. */
@@ -38,6 +39,8 @@ export interface RunRequest {
   readonly logger?: RunLogger;
   /** Crash-test pauses (core/fault.ts); default none. */
   readonly faults?: FaultPoints;
+  /** The environment a sources file's connections read (PG*, url_env: the driver's, not reckon's settings); default the process's. */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /** Milliseconds spent per phase, recorded in the manifest. */
@@ -54,6 +57,8 @@ export interface RunContext {
   readonly logger: RunLogger;
   readonly fault: FaultPoints;
   readonly store: ObjectStore;
+  /** The sources, checked (a sources file's databases connected) before the leases; closed at release. */
+  readonly sources: PreparedSources;
   readonly leases: readonly Lease[];
   /** The run's scratch folder (DuckDB files, links, staged outputs); removed at release. */
   readonly scratch: string;

@@ -1,23 +1,25 @@
 /**
- * Phase 2, load: locate the sources (downloading `s3://` ones into the scratch folder), open the
- * run's DuckDB sized by the estimated load, and load the datasets the selected controls read
- * (CONTRACT §2–§3). Fault points `loading` (DuckDB open, nothing read) and `computing` (loaded).
+ * Phase 2, load: locate the sources (downloading `s3://` ones into the scratch folder; a sources
+ * file's database extracts start and are loaded as each dataset is written), open the run's
+ * DuckDB sized by the estimated load, and load the datasets the selected controls read
+ * (CONTRACT §2–§3). Fault points `extracting` (sources file), `loading` (DuckDB open, nothing
+ * read) and `computing` (loaded).
  */
 import { join } from 'node:path';
 import { datasetsRead } from '../controls/selection.js';
 import { estimateLoadBytes, openEngine } from '../load/engine.js';
 import { loadSources } from '../load/load.js';
 import { controlFileHashes } from '../publish/fingerprint.js';
-import { locateSources } from '../sources/locate.js';
+import { labelDatasetLoads, labelQuarantine } from '../sources/postgres/label.js';
 import { timed, type LoadedInputs, type RunContext } from './context.js';
 
 /** Loads the run's inputs; the engine and connection are kept in `ctx.open` for release. */
 export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   const { req, timings } = ctx;
   ctx.logger.info(`loading ${req.sources}`, { phase: 'load' });
-  const located = await timed(timings, 'locate_ms', () => locateSources(req.sources, join(ctx.scratch, 'sources'), req.settings.s3));
+  const located = await timed(timings, 'locate_ms', () => ctx.sources.locate(ctx.scratch));
   const reads = datasetsRead(req.controls.selected);
-  const engine = await openEngine(ctx.scratch, await estimateLoadBytes(located.root, reads), req.settings.duckdb);
+  const engine = await openEngine(ctx.scratch, await estimateLoadBytes(located.root, reads, located.estimatedBytes), req.settings.duckdb);
   ctx.open.engine = engine;
   const conn = await engine.instance.connect();
   ctx.open.conn = conn;
@@ -25,11 +27,14 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   await ctx.fault('loading');
   // Views over checked Parquet files for datasets without derived columns (load/views.ts).
   const loaded = await timed(timings, 'load_ms', async () => {
-    const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), { datasets: reads, views: true });
+    const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), { datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready });
+    // Database extracts load while the next ones are read; every snapshot has committed here.
+    await located.settled;
     // Tables in a DuckDB file: write what the load left in memory (added columns, collapsed
     // duplicates) into the file, so the controls find the buffer pool free for their joins.
     if (engine.storage === 'file') await conn.run('CHECKPOINT');
-    return l;
+    // Database extracts are named by database and dataset, not by their scratch file.
+    return { ...l, quarantine: labelQuarantine(l.quarantine, located.plan), datasets: labelDatasetLoads(l.datasets, located.plan) };
   });
   await ctx.fault('computing');
   const controlFiles = located.remote ? {} : await controlFileHashes(located.root);

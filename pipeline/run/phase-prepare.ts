@@ -1,8 +1,10 @@
 /**
  * Phase 1, prepare (and, at the end, release): everything a run does before it reads a source.
- * Order of effects: open the store, check `--rerun-of` and the local sources folder, finish
+ * Order of effects: open the store, check `--rerun-of` and the sources (a folder must exist; a
+ * sources file is read, its databases connected and its queries checked: sources/source-plan.ts), finish
  * earlier runs of the store (recovery.ts), take the window's leases (fault point `leased`), make
- * the scratch folder. Release gives the leases back, closes DuckDB and removes the scratch folder.
+ * the scratch folder. Release gives the leases back, ends the database connections, closes DuckDB
+ * and removes the scratch folder.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,7 +14,8 @@ import { ConfigError } from '../core/errors.js';
 import { NO_FAULTS } from '../core/fault.js';
 import { silentLogger } from '../core/log.js';
 import { acquireLeases, releaseLeases } from '../publish/lease.js';
-import { checkLocalSources } from '../sources/locate.js';
+import { datasetsRead } from '../controls/controls.js';
+import { prepareSources } from '../sources/source-plan.js';
 import { findManifest } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import type { RunContext, RunRequest } from './context.js';
@@ -29,7 +32,9 @@ export function newRunId(now = new Date()): string {
 
 /**
  * Prepares the run of `req` and returns its context. Throws ConfigError (exit 2) for an unusable
- * store, an unknown `--rerun-of` run or a missing sources folder, and ConcurrencyError (exit 5)
+ * store, an unknown `--rerun-of` run, a missing sources folder, a sources file with mistakes, a
+ * database that refuses the connection or the credentials or a query that does not run (all
+ * before any lease), and ConcurrencyError (exit 5)
  * when another run holds a lease of the window. Nothing is held when it throws before the leases.
  */
 export async function prepareRun(req: RunRequest): Promise<RunContext> {
@@ -38,18 +43,25 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   const logger = (req.logger ?? silentLogger).child({ run_id: runId, window: `${req.window.start}/${req.window.end}` });
   const store = await openStore(req.store, req.settings.s3);
   if (req.rerunOf && !(await findManifest(store, req.rerunOf))) throw new ConfigError(`--rerun-of ${req.rerunOf}: no published manifest of that run in ${store.location}`);
-  if (!req.sources.startsWith('s3://')) await checkLocalSources(req.sources);
-  await recoverEarlierRuns(store, req.controls.all, logger);
-  const leases = await acquireLeases(store, req.controls.selected.map((c) => c.control_id), req.window, runId);
   const fault = req.faults ?? NO_FAULTS;
+  const sources = await prepareSources(req.sources, datasetsRead(req.controls.selected), { window: req.window, env: req.env, s3: req.settings.s3, fault });
+  let leases: Awaited<ReturnType<typeof acquireLeases>>;
+  try {
+    await recoverEarlierRuns(store, req.controls.all, logger);
+    leases = await acquireLeases(store, req.controls.selected.map((c) => c.control_id), req.window, runId);
+  } catch (e) {
+    await sources.close();
+    throw e;
+  }
   await fault('leased');
   const scratch = await mkdtemp(join(SAFE_PATH.test(tmpdir()) ? tmpdir() : '/tmp', 'reckon-'));
-  return { req, runId, startedAt, logger, fault, store, leases, scratch, timings: {}, progress: { doing: 'loading' }, open: {} };
+  return { req, runId, startedAt, logger, fault, store, sources, leases, scratch, timings: {}, progress: { doing: 'loading' }, open: {} };
 }
 
 /** Releases what the run holds, whatever happened: its leases, its DuckDB and its scratch folder. */
 export async function releaseRun(ctx: RunContext): Promise<void> {
   await releaseLeases(ctx.store, ctx.leases);
+  await ctx.sources.close();
   ctx.open.conn?.closeSync();
   ctx.open.engine?.instance.closeSync();
   await rm(ctx.scratch, { recursive: true, force: true });

@@ -73,7 +73,7 @@ function manifestParts(
     },
     sources: {
       location: req.sources, datasets: inputs.loaded.datasets, remote: inputs.located.remote, controlFiles: inputs.controlFiles,
-      cutoffMappings: inputs.loaded.cutoffMappings, quarantine: inputs.loaded.quarantine,
+      cutoffMappings: inputs.loaded.cutoffMappings, quarantine: inputs.loaded.quarantine, plan: inputs.located.plan,
     },
     results: settled.results, results_digest: settled.resultsDigest, breaks: settled.breaks, outputs, leases: ctx.leases,
     runtime: {

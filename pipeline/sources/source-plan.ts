@@ -1,0 +1,214 @@
+/**
+ * The run's sources, in two steps (issue 21). `prepareSources` runs in the run's preparation,
+ * before any lease: it checks a `--sources` folder, or reads a sources file (sources-file.ts),
+ * checks its folders, connects to each database the selected controls need and describes every
+ * query, so a refused connection, wrong credentials or a query mistake is a configuration error
+ * (exit 2) that names the dataset and the host. `locate` runs once the window is leased: it stages
+ * S3 datasets, starts extracting each database's datasets inside one snapshot (postgres/extract.ts)
+ * and hands the loader one root folder per dataset at once; the loader waits for each database
+ * dataset (`ready`) while the next ones are still being read, so extracting and loading overlap.
+ * Datasets the file does not list come from its `default` location, or are absent (an empty
+ * folder: no records, no watermark).
+ */
+import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DATASETS } from '../contract/datasets.js';
+import type { Window } from '../contract/window.js';
+import { ConfigError } from '../core/errors.js';
+import type { FaultPoints } from '../core/fault.js';
+import type { S3Settings } from '../core/settings.js';
+import { checkLocalSources, locateSources, type DatasetFault, type DatasetOrigin, type LocatedSources, type RemoteObjectInfo } from './locate.js';
+import { openDatabase, type OpenDatabase } from './postgres/connection.js';
+import { checkDatabaseQueries, extractDatabase, type DatabaseExtract, type DatabaseSource } from './postgres/extract.js';
+import { isSourcesFile, loadSourcesFile, type DatasetSource, type SourcesPlan } from './sources-file.js';
+
+/** Sources checked and connected, ready to locate once the window is leased. Close it in every case. */
+export interface PreparedSources {
+  readonly location: string;
+  /**
+   * Stages files and starts the database extracts under `scratch`; throws InputError when an S3
+   * read fails (a database's failure rejects its datasets' `ready` and `settled`).
+   */
+  locate(scratch: string): Promise<LocatedSources>;
+  /** Ends the database connections and waits for any extract still running to stop (idempotent). */
+  close(): Promise<void>;
+}
+
+/**
+ * Options: the run window (for extract bounds), the environment holding the PG* and url_env
+ * variables (the driver's, not reckon's settings; default the process's), how S3 is reached, and
+ * the run's fault points (`extracting`).
+ */
+export interface PrepareOptions {
+  readonly window: Window;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly s3?: S3Settings;
+  readonly fault?: FaultPoints;
+}
+
+/** The label a database dataset carries in quarantine entries and manifest objects: `db:<database>/<dataset>`. */
+export const databaseLabel = (database: string, dataset: string) => `db:${database}/${dataset}`;
+
+/**
+ * Prepares `location` (a folder, `s3://…`, or a sources file) for the datasets `reads`. Throws
+ * ConfigError (exit 2) for a folder that does not exist, a sources file with mistakes (all
+ * listed), a database that refuses the connection or the credentials, or a query that does not
+ * describe; no lease has been taken then.
+ */
+export async function prepareSources(location: string, reads: readonly string[], opts: PrepareOptions): Promise<PreparedSources> {
+  if (location.startsWith('s3://') || !isSourcesFile(location)) {
+    if (!location.startsWith('s3://')) await checkLocalSources(location);
+    return { location, locate: (scratch) => locateSources(location, join(scratch, 'sources'), opts.s3), close: async () => undefined };
+  }
+  const plan = await loadSourcesFile(location);
+  const sources = new Map(reads.flatMap((d) => {
+    const s: DatasetSource | undefined = plan.datasets.get(d) ?? (plan.defaultLocation ? { kind: 'location', dataset: d, location: plan.defaultLocation } : undefined);
+    return s ? [[d, s] as const] : [];
+  }));
+  await checkFolders(plan, sources);
+  const databases = await connectDatabases(plan, sources, opts);
+  let closed = false;
+  let extracting: Promise<void> = Promise.resolve();
+  const end = async () => {
+    if (closed) return;
+    closed = true;
+    for (const db of databases.values()) await db.close();
+  };
+  // Ending the connections stops an extract still running; then wait for it to have stopped.
+  const close = async () => {
+    await end();
+    await extracting.catch(() => undefined);
+  };
+  const estimates = new Map<string, number>();
+  try {
+    const issues = [];
+    for (const [name, db] of databases) {
+      const checked = await checkDatabaseQueries(db, databaseSources(sources, name), opts.window);
+      issues.push(...checked.issues);
+      for (const [d, bytes] of checked.estimates) estimates.set(d, bytes);
+    }
+    if (issues.length) {
+      throw new ConfigError(`the sources file ${plan.path}: ${issues.length} quer${issues.length === 1 ? 'y does' : 'ies do'} not run:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`, plan.path, issues[0].path);
+    }
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return {
+    location,
+    close,
+    locate: async (scratch) => {
+      try {
+        const located = await locatePlan(plan, sources, databases, scratch, opts, estimates);
+        // The connections end when the extracts do; the run awaits `settled` after loading.
+        extracting = located.settled!;
+        extracting.then(end, end);
+        return located;
+      } catch (e) {
+        await close();
+        throw e;
+      }
+    },
+  };
+}
+
+const databaseSources = (sources: ReadonlyMap<string, DatasetSource>, name: string): DatabaseSource[] =>
+  DATASETS.flatMap((d) => {
+    const s = sources.get(d.name);
+    return s?.kind === 'database' && s.database === name ? [s] : [];
+  });
+
+/** Every local folder the read datasets come from must exist (as for a `--sources` folder). */
+async function checkFolders(plan: SourcesPlan, sources: ReadonlyMap<string, DatasetSource>): Promise<void> {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const s of sources.values()) {
+    if (s.kind !== 'location' || s.location.startsWith('s3://') || seen.has(s.location)) continue;
+    seen.add(s.location);
+    const at = plan.datasets.has(s.dataset) ? `datasets.${s.dataset}.location` : 'default';
+    try {
+      if (!(await stat(s.location)).isDirectory()) problems.push(`  ${at}: ${s.location} is not a folder`);
+    } catch (e) {
+      problems.push(`  ${at}: ${s.location} is not a readable folder (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  }
+  if (problems.length) throw new ConfigError(`the sources file ${plan.path} names folders that cannot be read; give folders that hold one folder per dataset:\n${problems.join('\n')}`, plan.path);
+}
+
+/** Connects to each database a read dataset needs, in name order; closes them all if one fails. */
+async function connectDatabases(plan: SourcesPlan, sources: ReadonlyMap<string, DatasetSource>, opts: PrepareOptions): Promise<Map<string, OpenDatabase>> {
+  const open = new Map<string, OpenDatabase>();
+  try {
+    for (const name of [...plan.databases.keys()].sort()) {
+      const datasets = databaseSources(sources, name).map((s) => s.dataset);
+      if (datasets.length) open.set(name, await openDatabase(plan.databases.get(name)!, datasets, opts.env ?? process.env));
+    }
+  } catch (e) {
+    for (const db of open.values()) await db.close();
+    throw e;
+  }
+  return open;
+}
+
+/** A promise with its resolve and reject, for a dataset the loader waits for. */
+function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } {
+  let resolve!: () => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
+  // Awaited by the loader when it reaches the dataset; a failure before then is not unhandled.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, DatasetSource>, databases: ReadonlyMap<string, OpenDatabase>, scratch: string, opts: PrepareOptions, estimates: ReadonlyMap<string, number>): Promise<LocatedSources> {
+  const roots = new Map<string, string>();
+  const origins = new Map<string, DatasetOrigin>();
+  const faults = new Map<string, DatasetFault[]>();
+  const remote = new Map<string, { size: number; etag?: string; key: string; sha256?: string }>();
+  const absent = join(scratch, 'absent');
+  await mkdir(absent, { recursive: true });
+  for (const d of DATASETS) roots.set(d.name, absent);
+  for (const d of DATASETS) if (!sources.has(d.name)) origins.set(d.name, { kind: 'absent' });
+  // Files first (S3 staged into the scratch folder), then each database in one snapshot.
+  const byLocation = new Map<string, string[]>();
+  for (const s of sources.values()) if (s.kind === 'location') byLocation.set(s.location, [...(byLocation.get(s.location) ?? []), s.dataset]);
+  let n = 0;
+  for (const [location, datasets] of byLocation) {
+    const located = await locateSources(location, join(scratch, `s3-${++n}`), opts.s3, datasets);
+    for (const d of datasets) {
+      roots.set(d, located.root as string);
+      origins.set(d, { kind: location.startsWith('s3://') ? 's3' : 'folder', location });
+    }
+    for (const [k, v] of (located.remote ?? new Map()) as RemoteObjectInfo) remote.set(k, v);
+  }
+  // Databases are extracted in the background, each in its own snapshot; each dataset is ready
+  // for the loader once its files are written.
+  const extracts: DatabaseExtract[] = [];
+  const pending = new Map<string, ReturnType<typeof deferred>>();
+  const tasks = [...databases].map(async ([name, db]) => {
+    const dir = join(scratch, `db-${name}`);
+    const mine = databaseSources(sources, name);
+    for (const s of mine) {
+      roots.set(s.dataset, dir);
+      origins.set(s.dataset, { kind: 'database', database: name });
+      pending.set(s.dataset, deferred());
+    }
+    try {
+      extracts.push(await extractDatabase(db, mine, dir, opts.window, (x) => {
+        if (x.fault) faults.set(x.dataset, [{ file: databaseLabel(name, x.dataset), ...x.fault }]);
+        pending.get(x.dataset)!.resolve();
+      }, opts.fault));
+    } catch (e) {
+      for (const s of mine) pending.get(s.dataset)!.reject(e);
+      throw e;
+    }
+  });
+  const settled = Promise.all(tasks).then(() => { extracts.sort((a, b) => (a.name < b.name ? -1 : 1)); });
+  return {
+    root: roots, location: plan.path, ...(remote.size ? { remote } : {}),
+    plan: { file: { path: plan.path, sha256: plan.sha256 }, origins, databases: extracts, faults },
+    ready: async (dataset) => pending.get(dataset)?.promise,
+    settled,
+    estimatedBytes: estimates,
+  };
+}
