@@ -11,37 +11,21 @@
  *   BENCH_FORMATS=parquet,csv
  *   BENCH_DIR=/work/bench           where generated days and results are kept between runs
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { repoPath } from '../pipeline/core/paths.js';
 import { DUCKDB_MEMORY_LIMIT } from '../pipeline/load/engine.js';
+import { BENCH_DATE, ensureDay as ensureDayIn, timed, type Timed } from './bench-day.js';
+import type { PostgresResult } from './bench-postgres.js';
 
 const sizes = (process.env.BENCH_SIZES ?? '1000000,10000000').split(',').map(Number);
 const formats = (process.env.BENCH_FORMATS ?? 'parquet,csv').split(',');
 const benchDir = process.env.BENCH_DIR ?? '/work/bench';
-const DATE = '2026-11-02';
-const node = process.execPath;
+const DATE = BENCH_DATE;
 
-interface Timed { wall_s: number; peak_rss_mib: number; code: number; stdout: string; stderr: string }
-
-function timed(args: string[]): Timed {
-  const r = spawnSync('/usr/bin/time', ['-f', '__TIME__ %e %M', node, ...args], { encoding: 'utf8', maxBuffer: 1 << 30, cwd: repoPath('.') });
-  const m = /__TIME__ ([0-9.]+) ([0-9]+)/.exec(r.stderr);
-  if (!m) throw new Error(`no timing for ${args.join(' ')}: ${r.stderr.slice(-2000)}`);
-  return { wall_s: Number(m[1]), peak_rss_mib: Math.round(Number(m[2]) / 1024), code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
-}
-
-function ensureDay(n: number, fmt: string): string {
-  const dir = join(benchDir, `day-${n}-${fmt}`);
-  if (existsSync(join(dir, '_expected.json'))) return dir;
-  rmSync(dir, { recursive: true, force: true });
-  process.stderr.write(`generating ${n} orders (${fmt}) into ${dir}\n`);
-  const g = timed(['bin/reckon.js', 'generate', '--orders', String(n), '--date', DATE, '--out', dir, '--format', fmt, '--seed', '1']);
-  if (g.code !== 0) throw new Error(`generate failed: ${g.stderr}`);
-  return dir;
-}
+const ensureDay = (n: number, fmt: string) => ensureDayIn(benchDir, n, fmt);
 
 function bytesOf(dir: string): number {
   let total = 0;
@@ -139,6 +123,17 @@ for (const fmt of allFormats) {
 if (naive) {
   lines.push(`- naive baseline at ${naive.orders.toLocaleString('en')} orders (CSV): plain Node streams + decimal.js RC03 ${f1(naive.naive.wall_s)} s, peak ${naive.naive.peak_rss_mib} MiB; \`reckon run --control RC03\` on the same CSV files ${f1(naive.reckon.wall_s)} s, peak ${naive.reckon.peak_rss_mib} MiB: reckon is ${f1(naive.naive.wall_s / naive.reckon.wall_s)}× faster (target ≥ 20×). The naive baseline validates nothing and quarantines nothing.`);
   if (naive.reckonParquet) lines.push(`- the same RC03 from the Parquet day (same records): ${f1(naive.reckonParquet.wall_s)} s, peak ${naive.reckonParquet.peak_rss_mib} MiB: ${f1(naive.naive.wall_s / naive.reckonParquet.wall_s)}× faster than the naive baseline on CSV.`);
+}
+// Database-source runs (npm run bench:postgres, scripts/bench-postgres.ts), when any were kept.
+const pgResults = readdirSync(benchDir).filter((f) => /^result-[0-9]+-postgres\.json$/.test(f))
+  .map((f) => JSON.parse(readFileSync(join(benchDir, f), 'utf8')) as PostgresResult).sort((a, b) => a.orders - b.orders);
+if (pgResults.length) {
+  lines.push('', '## From PostgreSQL (`npm run bench:postgres`)', '',
+    'The same generated day (CSV day loaded into a throwaway local PostgreSQL with COPY, not timed) pulled by `reckon run --all --sources sources.json`, every dataset from the database with its watermark from `projection_checkpoint`, beside `reckon run --all` on the Parquet day, one after the other. The database server runs on the same 2 cores.', '',
+    '| orders | input rows | reader | from PostgreSQL (s) | extract (s) | load, overlapping the extract (s) | peak RSS (MiB) | Parquet run (s) | ratio | same results digest | server | commit |',
+    '| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |',
+    ...pgResults.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.rows.toLocaleString('en')} | ${r.reader} × ${r.readers ?? 1} | ${f1(r.postgres.wall_s)} | ${r.extract_s !== undefined ? f1(r.extract_s) : f1(r.postgres.timings.locate_ms / 1000)} | ${f1(r.postgres.timings.load_ms / 1000)} | ${r.postgres.peak_rss_mib} | ${f1(r.parquet.wall_s)} | ${(r.postgres.wall_s / r.parquet.wall_s).toFixed(2)}× | ${r.digest_equal ? 'yes' : '**no**'} | ${r.server_version.split(' ')[0]} | ${r.commit} |`),
+    '', '- Target: at most 2× the Parquet run at 1,000,000 orders.');
 }
 lines.push(
   '',

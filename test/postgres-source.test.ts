@@ -1,0 +1,408 @@
+/**
+ * Windows pulled straight from PostgreSQL (issue 21), against a real server: Debian's PostgreSQL
+ * in a throwaway cluster on loopback (test/helpers/postgres.ts), with TLS from a CA made here.
+ * The bundled sample day is loaded into typed tables; a run from the database gives the same
+ * results digest as from the files, alone and mixed with folders; rows changed during the
+ * extract are not seen; binary floats, timestamps without zone, 2^53 and 38-digit amounts,
+ * a dropped connection, wrong credentials, a refused connection and TLS verification are tested.
+ *
+ * Aurora DSQL cannot be reached from here: its IAM token is made by the real AWS SDK signer with
+ * test credentials and sent to this server as the password (which refuses it); DSQL itself is not
+ * tested (docs/postgres.md says what is and is not).
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../pipeline/config/config.js';
+import { DATASETS } from '../pipeline/contract/datasets.js';
+import { windowForDate } from '../pipeline/contract/window.js';
+import { ConfigError } from '../pipeline/core/errors.js';
+import { runWindow, type RunResult } from '../pipeline/run/run-window.js';
+import { prepareSources } from '../pipeline/sources/source-plan.js';
+import { reckon, reckonAsync, ROOT } from './helpers/cli.js';
+import { freePort, giveToServer, startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { checkpointQuery, copyRows, createDatasetTable, loadSourcesIntoPostgres } from './helpers/postgres-sample.js';
+
+const FILES_DIGEST = 'fdf7739e05ddf63f23b01bced7e0dadb3c86e4647850616ddebae256689e84f3';
+const SAMPLE = join(ROOT, 'fixtures', 'sample-day', 'sources');
+const DATE = '2026-11-02';
+const PASSWORD = 'ro-pass-8c1e-not-a-real-secret';
+const RC01_READS = ['orders', 'outbox_events', 'executions'];
+
+let pg: TestPostgres;
+let dir: string;
+let counts: Record<string, number>;
+const saved = { PGPASSWORD: process.env.PGPASSWORD };
+
+/** A CA, a server certificate for `localhost` signed by it, and an unrelated second CA. */
+function makeCertificates(at: string): { ca: string; otherCa: string; cert: string; key: string } {
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: at, stdio: 'pipe' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  ssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=reckon test CA');
+  ssl('req', '-x509', ...ec, '-keyout', 'other.key', '-out', 'other.pem', '-days', '2', '-subj', '/CN=another CA');
+  ssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
+  writeFileSync(join(at, 'ext.cnf'), 'subjectAltName=DNS:localhost\n');
+  ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'ext.cnf');
+  return { ca: join(at, 'ca.pem'), otherCa: join(at, 'other.pem'), cert: join(at, 'server.crt'), key: join(at, 'server.key') };
+}
+let certs: ReturnType<typeof makeCertificates>;
+
+/** Connection fields of a sources file for database `database` of the test server. */
+const conn = (database: string, extra: Record<string, unknown> = {}) => ({ host: 'localhost', port: pg.port, database, user: 'reckon_ro', sslmode: 'disable', ...extra });
+/** Every dataset from `database`, each with its watermark from projection_checkpoint. */
+const allFrom = (database: string, only: readonly string[] = DATASETS.map((d) => d.name)) =>
+  Object.fromEntries(only.map((d) => [d, { database, table: d, watermark: { query: checkpointQuery(d) } }]));
+
+let fileNo = 0;
+function sourcesFile(doc: unknown): string {
+  const p = join(dir, `sources-${++fileNo}.json`);
+  writeFileSync(p, JSON.stringify(doc, null, 2));
+  return p;
+}
+
+async function runIn(sources: string, controls: string[] = [], store = join(dir, `store-${++fileNo}`)): Promise<RunResult> {
+  return runWindow({ window: windowForDate(DATE), controls, sources, store, config: await loadConfig(), trigger: 'manual', reason: null, rerunOf: null });
+}
+
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'reckon-pg-test-'));
+  // The server (user postgres when the tests run as root) reads its certificate from here.
+  chmodSync(dir, 0o711);
+  certs = makeCertificates(dir);
+  await giveToServer(certs.key, 0o600);
+  await giveToServer(certs.cert, 0o644);
+  pg = await startPostgres({ tls: { certFile: certs.cert, keyFile: certs.key }, conf: [`listen_addresses = 'localhost'`] });
+  await pg.sql(`CREATE ROLE reckon_ro LOGIN PASSWORD '${PASSWORD}'`);
+  for (const db of ['authority', 'live', 'exact', 'hostile']) await pg.sql(`CREATE DATABASE ${db}`);
+  const a = await pg.admin('authority');
+  counts = await loadSourcesIntoPostgres(a, SAMPLE, join(dir, 'load'));
+  await a.query('GRANT SELECT ON ALL TABLES IN SCHEMA public TO reckon_ro');
+  await a.end();
+  const l = await pg.admin('live');
+  await loadSourcesIntoPostgres(l, SAMPLE, join(dir, 'load-live'), { datasets: RC01_READS });
+  await l.query('GRANT SELECT ON ALL TABLES IN SCHEMA public TO reckon_ro');
+  await l.end();
+  process.env.PGPASSWORD = PASSWORD;
+});
+
+afterAll(async () => {
+  if (saved.PGPASSWORD === undefined) delete process.env.PGPASSWORD;
+  else process.env.PGPASSWORD = saved.PGPASSWORD;
+  await pg?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a run from PostgreSQL', () => {
+  let first: RunResult;
+
+  it('gives the sample day the same results digest as its files, over TLS verify-full, and records the extract', async () => {
+    const file = sourcesFile({ databases: { authority: conn('authority', { sslmode: 'verify-full', sslrootcert: certs.ca }) }, datasets: allFrom('authority') });
+    first = await runIn(file);
+    expect(first.results_digest).toBe(FILES_DIGEST);
+    expect(first.quarantine_count).toBe(0);
+    const m = first.manifestDoc;
+    expect(m.sources.location).toBe(file);
+    expect(m.sources.file).toEqual({ path: file, sha256: sha256(readFileSync(file)) });
+    const db = m.sources.databases!.authority;
+    expect(db).toMatchObject({
+      engine: 'postgres', host: 'localhost', port: pg.port, database: 'authority', user: 'reckon_ro', sslmode: 'verify-full', auth: 'password', reader: 'copy', readers: 2,
+      transaction: 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ',
+    });
+    expect(db.server_version).toMatch(/^1[5-9]\.[0-9]+/);
+    expect(db.snapshot).toMatch(/^[0-9]+:[0-9]+:[0-9,]*$/);
+    expect(Object.keys(db.datasets)).toEqual(DATASETS.map((d) => d.name));
+    for (const d of DATASETS) {
+      const x = db.datasets[d.name];
+      expect(x.rows).toBe(counts[d.name]);
+      expect(x.sql_sha256).toBe(sha256(x.sql));
+      expect(x.source_sql).toBe(`SELECT * FROM "${d.name}"`);
+      expect(x.watermark).toEqual({ query: checkpointQuery(d.name), query_sha256: sha256(checkpointQuery(d.name)), value: '2026-11-03T00:01:00Z', rows: 1 });
+      const ds = m.sources.datasets[d.name];
+      expect(ds.origin).toEqual({ kind: 'database', database: 'authority' });
+      expect(ds.watermark).toEqual({ source: 'database', value: '2026-11-03T00:01:00Z', complete: true });
+      expect(ds.objects).toEqual([{ path: `db:authority/${d.name}`, format: 'csv', size: x.bytes, sha256: x.content_sha256, rows: x.rows, loaded: x.rows, quarantined: 0 }]);
+      expect(ds.records_read).toBe(x.rows);
+    }
+    expect(db.datasets.orders.columns.map((c) => `${c.name}:${c.type}`).slice(0, 3)).toEqual(['accepted_at:timestamptz', 'order_id:text', 'order_version:int8']);
+    expect(JSON.stringify(m)).not.toContain(PASSWORD);
+  });
+
+  it('reads the same bytes through a cursor (for servers without COPY), and again on a rerun', async () => {
+    const file = sourcesFile({ databases: { authority: conn('authority', { reader: 'cursor', parallel: 1 }) }, datasets: allFrom('authority') });
+    const r = await runIn(file);
+    expect(r.results_digest).toBe(FILES_DIGEST);
+    const a = first.manifestDoc.sources.databases!.authority.datasets;
+    const b = r.manifestDoc.sources.databases!.authority.datasets;
+    for (const d of DATASETS) expect([d.name, b[d.name].content_sha256, b[d.name].rows]).toEqual([d.name, a[d.name].content_sha256, a[d.name].rows]);
+    expect(r.manifestDoc.sources.databases!.authority).toMatchObject({ reader: 'cursor', readers: 1 });
+  });
+
+  it('mixes database and file datasets (provider statements from a folder, the rest from the default location)', async () => {
+    const fromDb = ['orders', 'outbox_events', 'executions', 'ledger_postings', 'reservations'];
+    const file = sourcesFile({
+      default: SAMPLE,
+      databases: { authority: conn('authority') },
+      datasets: { ...allFrom('authority', fromDb), venue_fills: { location: SAMPLE }, bank_statements: { location: SAMPLE } },
+    });
+    const r = await runIn(file);
+    expect(r.results_digest).toBe(FILES_DIGEST);
+    const origins = Object.fromEntries(Object.entries(r.manifestDoc.sources.datasets).map(([d, x]) => [d, x.origin]));
+    expect(origins.orders).toEqual({ kind: 'database', database: 'authority' });
+    expect(origins.venue_fills).toEqual({ kind: 'folder', location: SAMPLE });
+    expect(origins.positions).toEqual({ kind: 'folder', location: SAMPLE });
+    expect(Object.keys(r.manifestDoc.sources.databases!.authority.datasets)).toEqual(fromDb);
+    expect(r.manifestDoc.sources.datasets.venue_fills.objects.map((o) => o.path)).toEqual(['venue_fills/part-00001.csv']);
+    expect(r.manifestDoc.sources.datasets.venue_fills.watermark.source).toBe('declared');
+  });
+
+  it('without a default location, a dataset the file does not list is absent: no rows, no watermark', async () => {
+    const file = sourcesFile({ databases: { authority: conn('authority') }, datasets: allFrom('authority', ['orders', 'executions']) });
+    const r = await runIn(file, ['RC01']);
+    const outbox = r.manifestDoc.sources.datasets.outbox_events;
+    expect(outbox).toMatchObject({ present: false, objects: [], records_read: 0, watermark: { source: 'none', value: null }, origin: { kind: 'absent' } });
+    expect(r.controls[0]).toMatchObject({ status: 'NOT_READY', readiness: { ready: false, reasons: ['outbox_events has no watermark'] } });
+  });
+});
+
+describe('one snapshot per database', () => {
+  let before: RunResult;
+  const live = () => sourcesFile({ databases: { live: conn('live', { application_name: 'reckon-live' }) }, datasets: allFrom('live', RC01_READS) });
+
+  it('a run does not see rows another session commits while it extracts', async () => {
+    before = await runIn(live(), ['RC01']);
+    const rowsBefore = before.manifestDoc.sources.databases!.live.datasets.executions.rows;
+    const store = join(dir, 'store-paused');
+    const child = reckonAsync(['run', '--date', DATE, '--control', 'RC01', '--sources', live(), '--store', store, '--json'], { env: { RECKON_FAULT_PAUSE: 'extracting:6000' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (b) => { stdout += String(b); });
+    const paused = new Promise<void>((resolve) => child.stderr!.on('data', (b) => { stderr += String(b); if (stderr.includes('reckon-fault: paused at extracting')) resolve(); }));
+    const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+    await paused;
+    // Orders are extracted; outbox events and executions are not yet. Change all three, and the watermark.
+    await pg.sql(`BEGIN;
+      UPDATE orders SET ordered_qty = ordered_qty + 1 WHERE order_id = (SELECT min(order_id) FROM orders);
+      INSERT INTO executions SELECT executed_at, 'EX-DURING-RUN', order_id, account_id, venue_id, 'VF-DURING-RUN', instrument_id, side, fill_qty, price, price_currency, execution_seq, ingested_at FROM executions ORDER BY execution_id LIMIT 1;
+      DELETE FROM outbox_events WHERE event_id = (SELECT min(event_id) FROM outbox_events);
+      UPDATE projection_checkpoint SET last_event_time = '2026-11-02T12:00:00Z' WHERE projection_name = 'executions';
+      COMMIT;`, 'live');
+    const code = await exited;
+    const r = JSON.parse(stdout);
+    expect(code).toBe(before.exit_code);
+    expect(r.results_digest).toBe(before.results_digest);
+    const m = JSON.parse(readFileSync(r.manifest.path, 'utf8'));
+    expect(m.sources.databases.live.datasets.executions.rows).toBe(rowsBefore);
+    expect(m.sources.databases.live.datasets.executions.content_sha256).toBe(before.manifestDoc.sources.databases!.live.datasets.executions.content_sha256);
+    expect(m.sources.datasets.executions.watermark.value).toBe('2026-11-03T00:01:00Z');
+    // A run started now sees the change (so the change was real).
+    const after = await runIn(live(), ['RC01']);
+    expect(after.manifestDoc.sources.databases!.live.datasets.executions.rows).toBe(rowsBefore + 1);
+    expect(after.results_digest).not.toBe(before.results_digest);
+    expect(after.controls[0].status).toBe('NOT_READY');
+  });
+
+  it('a connection lost mid-extract fails the run with no manifest, and the run can simply be repeated', async () => {
+    const expected = await runIn(live(), ['RC01']);
+    const store = join(dir, 'store-dropped');
+    // One connection, so the dataset the loss interrupts is known (the next one, outbox_events).
+    const oneReader = sourcesFile({ databases: { live: conn('live', { application_name: 'reckon-live', parallel: 1 }) }, datasets: allFrom('live', RC01_READS) });
+    const child = reckonAsync(['run', '--date', DATE, '--control', 'RC01', '--sources', oneReader, '--store', store], { env: { RECKON_FAULT_PAUSE: 'extracting:4000' } });
+    let stderr = '';
+    const paused = new Promise<void>((resolve) => child.stderr!.on('data', (b) => { stderr += String(b); if (stderr.includes('reckon-fault: paused at extracting')) resolve(); }));
+    const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+    await paused;
+    const killed = await pg.sql(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = 'reckon-live' AND datname = 'live'`);
+    expect(killed.rows).toEqual([{ done: true }]);
+    expect(await exited).toBe(3);
+    expect(stderr).toContain(`reckon: InputError: the connection to database live (reckon_ro@localhost:${pg.port}/live) was lost while extracting outbox_events: terminating connection due to administrator command (SQLSTATE 57P01); nothing was published and the run can be repeated`);
+    expect(existsSync(join(store, 'manifests')) ? readdirSync(join(store, 'manifests')) : []).toEqual([]);
+    const retry = await runIn(live(), ['RC01'], store);
+    expect(retry.results_digest).toBe(expected.results_digest);
+    expect(retry.manifestDoc.chain).toEqual({ sequence: 1, previous_manifest_sha256: null });
+  });
+});
+
+describe('exact types', () => {
+  it('refuses a binary float money column by name, quarantines timestamps without zone by row key, lists an unknown column and quarantines rows lacking one', async () => {
+    const c = await pg.admin('hostile');
+    await createDatasetTable(c, 'orders', 'orders', { ordered_qty: 'double precision' });
+    await copyRows(c, 'orders', ['accepted_at', 'order_id', 'order_version', 'client_order_id', 'account_id', 'instrument_id', 'side', 'ordered_qty', 'status', 'event_at', 'ingested_at'], [
+      ['2026-11-02T10:00:00Z', 'O-1', '1', 'C-1', 'ACC-1', 'INS-1', 'BUY', '0.1', 'ACCEPTED', '2026-11-02T10:00:00Z', '2026-11-02T10:00:01Z'],
+    ]);
+    await c.query(`CREATE TYPE publish_status AS ENUM ('PENDING', 'CLAIMED', 'SENT')`);
+    await c.query('CREATE TABLE outbox_events (created_at timestamptz, event_id uuid, aggregate_id text, event_type text, publish_status publish_status, payload jsonb)');
+    await c.query(`INSERT INTO outbox_events VALUES ('2026-11-02T10:00:00Z', '00000000-0000-4000-8000-000000000002', 'O-1', 'OrderAccepted', 'SENT', '{}'),
+      ('2026-11-02T10:00:00Z', '00000000-0000-4000-8000-000000000001', 'O-1', 'OrderRouted', 'PENDING', '{"a": 1}')`);
+    await createDatasetTable(c, 'executions', 'executions', { executed_at: 'timestamp' });
+    await copyRows(c, 'executions', ['executed_at', 'execution_id', 'order_id', 'account_id', 'venue_id', 'venue_fill_id', 'instrument_id', 'side', 'fill_qty', 'price', 'price_currency', 'execution_seq', 'ingested_at'], [
+      ['2026-11-02T10:00:00.5', 'EX-1', 'O-1', 'ACC-1', 'V', 'F-1', 'INS-1', 'BUY', '0.1', '10', 'USD', '1', '2026-11-02T10:00:01Z'],
+    ]);
+    await c.query('GRANT SELECT ON ALL TABLES IN SCHEMA public TO reckon_ro');
+    await c.end();
+    const r = await runIn(sourcesFile({ databases: { hostile: conn('hostile') }, datasets: Object.fromEntries(RC01_READS.map((d) => [d, { database: 'hostile', table: d }])) }), ['RC01']);
+    expect(r.exit_code).toBe(3);
+    expect(r.controls[0].status).toBe('INCOMPLETE');
+    const entries = r.manifestDoc.quarantine.entries.map(({ raw: _raw, ...e }) => e);
+    expect(entries).toEqual([
+      { dataset: 'orders', file: 'db:hostile/orders', row: null, line: null, column: 'ordered_qty', rule: 'database_float_column', message: 'column ordered_qty is double precision (a binary float); a decimal, money or int column must be numeric or an integer type, never a binary float or money' },
+      ...['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002'].map((id, i) => ({
+        dataset: 'outbox_events', file: 'db:hostile/outbox_events', row: i + 1, line: null, column: 'published_at', rule: 'file_missing_column', message: `the query returns no column(s) published_at (row key event_id=${id})`,
+      })),
+      { dataset: 'executions', file: 'db:hostile/executions', row: 1, line: null, column: 'executed_at', rule: 'timestamp_without_zone', message: "executed_at: '2026-11-02T10:00:00.5' has no zone (Z or ±HH:MM); a timestamp without zone is rejected (row key execution_id=EX-1)" },
+    ]);
+    expect(r.manifestDoc.sources.datasets.outbox_events.extra_columns).toEqual(['payload']);
+    expect(r.manifestDoc.sources.databases!.hostile.datasets.outbox_events.columns.find((x) => x.name === 'publish_status')).toEqual({ name: 'publish_status', type: 'publish_status', role: 'contract' });
+    expect(r.manifestDoc.sources.databases!.hostile.datasets.orders).toMatchObject({ rows: 0, fault: { column: 'ordered_qty', rule: 'database_float_column' } });
+  });
+
+  it('shows instants no contract form can hold as PostgreSQL prints them, so the timestamp rule rejects them', async () => {
+    const c = await pg.admin('hostile');
+    await createDatasetTable(c, 'notification_intents');
+    await c.query(`INSERT INTO notification_intents VALUES
+      ('infinity', 'N-1', 'O-1', 'v1', 'email', true, '2026-11-03T00:00:00Z'),
+      ('0044-03-15 00:00:00+00 BC', 'N-2', 'O-1', 'v1', 'email', true, '2026-11-03T00:00:00Z'),
+      ('10000-01-01 00:00:00+00', 'N-3', 'O-1', 'v1', 'email', true, '2026-11-03T00:00:00Z'),
+      ('2026-11-02 09:30:00.123456+09', 'N-4', 'O-1', 'v1', 'email', true, '2026-11-03T00:00:00Z')`);
+    await c.query('GRANT SELECT ON notification_intents TO reckon_ro');
+    await c.end();
+    const r = await runIn(sourcesFile({ databases: { hostile: conn('hostile') }, datasets: { notification_intents: { database: 'hostile', table: 'notification_intents' } } }), ['RC06']);
+    expect(r.manifestDoc.quarantine.entries.map((e) => [e.row, e.column, e.rule, e.message])).toEqual([
+      [1, 'created_at', 'timestamp_form', "created_at: 'infinity' is not YYYY-MM-DDTHH:MM:SS[.ffffff](Z|±HH:MM) (row key intent_id=N-1)"],
+      [2, 'created_at', 'timestamp_form', "created_at: '0044-03-15T00:00:00ZTBC' is not YYYY-MM-DDTHH:MM:SS[.ffffff](Z|±HH:MM) (row key intent_id=N-2)"],
+      [3, 'created_at', 'timestamp_form', "created_at: '10000-01-01T00:00:00Z' is not YYYY-MM-DDTHH:MM:SS[.ffffff](Z|±HH:MM) (row key intent_id=N-3)"],
+    ]);
+    expect(r.manifestDoc.sources.datasets.notification_intents).toMatchObject({ records_read: 4, records_loaded: 1, quarantined: 3 });
+  });
+
+  it('keeps bigint beyond 2^53 and 38-digit numeric exact, applies the lower bound, and reads watermarks from queries', async () => {
+    const c = await pg.admin('exact');
+    await createDatasetTable(c, 'ledger_postings', 'ledger_postings', { amount_minor: 'bigint' });
+    const leg = (set: string, n: string, dir: string, at: string) => [at, set, n, dir === 'DEBIT' ? 'ACC-1' : 'ACC-2', 'USD', dir, '9007199254740993', 'CASH', null, null, n, at];
+    await copyRows(c, 'ledger_postings', DATASETS.find((d) => d.name === 'ledger_postings')!.columns.map((x) => x.name), [
+      leg('PS-1', '1', 'DEBIT', '2026-11-02T01:00:00Z'), leg('PS-1', '2', 'CREDIT', '2026-11-02T01:00:00Z'),
+      leg('PS-OLD', '1', 'DEBIT', '2026-10-28T01:00:00Z'), leg('PS-OLD', '2', 'CREDIT', '2026-10-28T01:00:00Z'),
+    ]);
+    await createDatasetTable(c, 'account_balances');
+    const big = '12345678901234567890123456789012345678';
+    await copyRows(c, 'account_balances', ['as_of', 'account_id', 'currency', 'balance_minor', 'reserved_minor', 'available_minor'], [['2026-11-02T00:00:00Z', 'ACC-9', 'EUR', big, '0', big]]);
+    for (const d of ['executions', 'reservations']) await createDatasetTable(c, d);
+    await c.query('CREATE TABLE projection_checkpoint (projection_name text PRIMARY KEY, last_event_time timestamptz)');
+    await c.query(`INSERT INTO projection_checkpoint VALUES ('ledger', '2026-11-03T00:05:00+09:00'), ('other', '2026-11-03T00:00:00Z')`);
+    await c.query('GRANT SELECT ON ALL TABLES IN SCHEMA public TO reckon_ro');
+    await c.end();
+    const file = sourcesFile({
+      databases: { exact: conn('exact') },
+      datasets: {
+        ledger_postings: { database: 'exact', table: 'ledger_postings', since: { column: 'effective_at', days_before_window: 1 }, watermark: { query: "select last_event_time from projection_checkpoint where projection_name = 'ledger'" } },
+        account_balances: { database: 'exact', table: 'account_balances', watermark: { query: "select last_event_time from projection_checkpoint where projection_name = 'nobody'" } },
+        reservations: { database: 'exact', table: 'reservations', watermark: { query: 'select last_event_time from projection_checkpoint' } },
+        executions: { database: 'exact', query: 'select * from executions' },
+      },
+    });
+    const r = await runIn(file, ['RC03']);
+    const totals = r.controls[0].totals as Record<string, Record<string, string>>;
+    expect(totals.debit_minor_by_currency).toEqual({ USD: '9007199254740993' });
+    expect(totals.credit_minor_by_currency).toEqual({ USD: '9007199254740993' });
+    expect(totals.opening_balance_minor).toEqual({ 'ACC-9|EUR': big });
+    const x = r.manifestDoc.sources.databases!.exact.datasets;
+    expect(x.ledger_postings).toMatchObject({ rows: 2, lower_bound: { column: 'effective_at', from: '2026-11-01T00:00:00Z' } });
+    expect(x.ledger_postings.sql).toContain(`WHERE q."effective_at" >= '2026-11-01T00:00:00Z'::timestamptz OR q."effective_at" IS NULL`);
+    const wm = Object.fromEntries(Object.entries(r.manifestDoc.sources.datasets).filter(([d]) => d in x).map(([d, v]) => [d, v.watermark]));
+    expect(wm).toEqual({
+      executions: { source: 'derived', value: null },
+      ledger_postings: { source: 'database', value: '2026-11-02T15:05:00Z' },
+      account_balances: { source: 'database', value: null },
+      reservations: { source: 'database', value: null },
+    });
+    expect(r.manifestDoc.quarantine.entries).toEqual([{ dataset: 'reservations', file: 'db:exact/reservations', row: null, line: null, column: null, rule: 'watermark_query_rows', message: 'the watermark query of reservations returned more than one row; it must return one (its first column is the watermark)', raw: '' }]);
+    expect(r.controls[0].status).toBe('INCOMPLETE');
+  });
+});
+
+describe('connections', () => {
+  const window = windowForDate(DATE);
+  const prepareError = async (database: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<string> => {
+    const file = sourcesFile({ databases: { live: database }, datasets: allFrom('live', RC01_READS) });
+    try {
+      const p = await prepareSources(file, RC01_READS, { window, env });
+      await p.close();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      return (e as Error).message;
+    }
+    return 'connected';
+  };
+
+  it('wrong password: exit 2 naming the database, host and datasets, before any lease, and the password appears nowhere', () => {
+    const store = join(dir, 'store-wrong-password');
+    const wrong = 'wrong-pass-5e2b-do-not-print';
+    const file = sourcesFile({ databases: { live: conn('live') }, datasets: allFrom('live', RC01_READS) });
+    const r = reckon(['run', '--date', DATE, '--control', 'RC01', '--sources', file, '--store', store, '--json'], { env: { PGPASSWORD: wrong } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`reckon: ConfigError: database live (reckon_ro@localhost:${pg.port}/live) for orders, outbox_events, executions: cannot connect: password authentication failed for user "reckon_ro"`);
+    expect(r.json.error.type).toBe('ConfigError');
+    expect(`${r.stdout}${r.stderr}`).not.toContain(wrong);
+    expect(existsSync(join(store, 'leases'))).toBe(false);
+  });
+
+  it('a password in the URL of url_env and an IAM token are never shown either', async () => {
+    process.env.RECKON_TEST_LIVE_URL = `postgres://reckon_ro:url-secret-77aa@localhost:${pg.port}/live?sslmode=disable`;
+    try {
+      const m = await prepareError({ url_env: 'RECKON_TEST_LIVE_URL' });
+      expect(m).toMatch(/cannot connect: password authentication failed for user "reckon_ro"/);
+      expect(m).not.toContain('url-secret-77aa');
+    } finally { delete process.env.RECKON_TEST_LIVE_URL; }
+    // Aurora DSQL's IAM token (real SDK signer, test credentials) goes to this server as the password, over TLS.
+    const aws = { AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
+    // The SDK's default credential chain reads the process environment.
+    Object.assign(process.env, aws);
+    let m: string;
+    try {
+      m = await prepareError({ ...conn('live', { sslmode: 'verify-full', sslrootcert: certs.ca }), auth: 'dsql-iam', region: 'eu-west-1' });
+    } finally {
+      for (const k of Object.keys(aws)) delete process.env[k];
+    }
+    expect(m).toContain(`database live (reckon_ro@localhost:${pg.port}/live) for orders, outbox_events, executions: cannot connect: password authentication failed for user "reckon_ro"`);
+    for (const secret of ['X-Amz-Signature', 'X-Amz-Credential', aws.AWS_ACCESS_KEY_ID, aws.AWS_SECRET_ACCESS_KEY]) expect(m).not.toContain(secret);
+  });
+
+  it('a refused connection is exit 2 before any lease, naming the host and datasets', async () => {
+    const port = await freePort();
+    const store = join(dir, 'store-refused');
+    const file = sourcesFile({ databases: { live: conn('live', { port }) }, datasets: allFrom('live', RC01_READS) });
+    await expect(runIn(file, ['RC01'], store)).rejects.toThrow(`database live (reckon_ro@localhost:${port}/live) for orders, outbox_events, executions: cannot connect: connection refused (is a server listening on that host and port?)`);
+    expect(existsSync(join(store, 'leases'))).toBe(false);
+  });
+
+  it('TLS verify-full checks the chain against the CA file and the host name', async () => {
+    expect(await prepareError(conn('live', { sslmode: 'verify-full', sslrootcert: certs.ca }))).toBe('connected');
+    expect(await prepareError(conn('live', { sslmode: 'require' }))).toBe('connected');
+    expect(await prepareError(conn('live', { sslmode: 'verify-full', sslrootcert: certs.otherCa }))).toMatch(/cannot connect: TLS: the server's certificate is not trusted with the CA file .*other\.pem/);
+    expect(await prepareError(conn('live', { host: '127.0.0.1', sslmode: 'verify-full', sslrootcert: certs.ca }))).toMatch(/cannot connect: TLS: the server's certificate does not name 127\.0\.0\.1 .*verify-full checks the host name/);
+    // verify-ca checks the chain only.
+    expect(await prepareError(conn('live', { host: '127.0.0.1', sslmode: 'verify-ca', sslrootcert: certs.ca }))).toBe('connected');
+  });
+
+  it('a query that does not run is exit 2 before any lease, every one listed with its path', async () => {
+    const file = sourcesFile({
+      databases: { live: conn('live') },
+      datasets: {
+        orders: { database: 'live', table: 'no_such_orders' },
+        outbox_events: { database: 'live', query: 'select event_id, event_id from outbox_events' },
+        executions: { database: 'live', table: 'executions', since: { column: 'execution_id', days_before_window: 3 }, watermark: { query: 'select nope from projection_checkpoint' } },
+      },
+    });
+    await expect(prepareSources(file, RC01_READS, { window })).rejects.toThrow([
+      `the sources file ${file}: 4 queries do not run:`,
+      '  datasets.orders.table: relation "no_such_orders" does not exist (SQLSTATE 42P01)',
+      '  datasets.outbox_events.query: the query returns column(s) event_id more than once',
+      '  datasets.executions.since: the bound column execution_id is text; a lower bound applies to a timestamptz, timestamp or date column',
+      '  datasets.executions.watermark.query: column "nope" does not exist (SQLSTATE 42703)',
+    ].join('\n'));
+  });
+});

@@ -1,0 +1,190 @@
+/**
+ * The sources file (issue 21): YAML or JSON, every mistake reported at once with its path (exit 2);
+ * the rendering rules that refuse binary floats by name. No database is needed here
+ * (test/postgres-source.test.ts runs a real server).
+ */
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { datasetSpec } from '../pipeline/contract/datasets.js';
+import { ConfigError } from '../pipeline/core/errors.js';
+import { isSourcesFile, loadSourcesFile } from '../pipeline/sources/sources-file.js';
+import { renderPlan } from '../pipeline/sources/postgres/render.js';
+import { maskSecrets, resolveConnection } from '../pipeline/sources/postgres/connection.js';
+import { csvField } from '../pipeline/sources/postgres/extract.js';
+import { rowKeyText } from '../pipeline/sources/postgres/label.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'reckon-sources-file-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const write = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+async function problems(path: string): Promise<{ message: string; lines: string[] }> {
+  try {
+    await loadSourcesFile(path);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    const message = (e as Error).message;
+    return { message, lines: message.split('\n').slice(1).map((l) => l.trim()) };
+  }
+  throw new Error('the sources file was accepted');
+}
+
+describe('the sources file', () => {
+  it('reads YAML: databases, tables, queries, bounds, watermark queries, folders and a default location', async () => {
+    mkdirSync(join(dir, 'statements'), { recursive: true });
+    const p = write('ok.yaml', `
+version: 1
+default: ./statements
+databases:
+  authority:
+    host: db.internal
+    database: orders
+    user: reckon_ro
+    sslmode: verify-full
+    sslrootcert: ca.pem
+  ledger:
+    url_env: LEDGER_URL
+    reader: cursor
+    statement_timeout_s: 60
+datasets:
+  orders:
+    database: authority
+    table: trading.orders
+    since: { days_before_window: 30 }
+    watermark: { query: "select last_event_time from projection_checkpoint where projection_name = 'orders';" }
+  ledger_postings:
+    database: ledger
+    query: |
+      select * from postings where booked;
+  venue_fills:
+    location: ./statements
+`);
+    const plan = await loadSourcesFile(p);
+    expect(isSourcesFile(p)).toBe(true);
+    expect(isSourcesFile(dir)).toBe(false);
+    expect(plan.defaultLocation).toBe(join(dir, 'statements'));
+    expect(plan.databases.get('authority')).toMatchObject({ engine: 'postgres', auth: 'password', reader: 'copy', sslmode: 'verify-full', sslrootcert: join(dir, 'ca.pem'), statementTimeoutS: 900 });
+    expect(plan.databases.get('ledger')).toMatchObject({ urlEnv: 'LEDGER_URL', reader: 'cursor', statementTimeoutS: 60 });
+    expect(plan.datasets.get('orders')).toEqual({
+      kind: 'database', dataset: 'orders', database: 'authority', table: 'trading.orders', sourceSql: 'SELECT * FROM "trading"."orders"',
+      since: { column: 'accepted_at', daysBeforeWindow: 30 },
+      watermarkQuery: "select last_event_time from projection_checkpoint where projection_name = 'orders'",
+    });
+    expect(plan.datasets.get('ledger_postings')).toMatchObject({ sourceSql: 'select * from postings where booked' });
+    expect(plan.datasets.get('venue_fills')).toEqual({ kind: 'location', dataset: 'venue_fills', location: join(dir, 'statements') });
+    expect(plan.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('reports every mistake at once, each with its path', async () => {
+    const p = write('bad.json', JSON.stringify({
+      version: 2,
+      colour: 'blue',
+      databases: {
+        authority: { sslmode: 'allow', port: 70000 },
+        secret: { url: 'postgres://reckon:hunter2@db.internal/orders', url_env: 'X' },
+        Ledger: { host: 'ledger.internal' },
+        dsql: { auth: 'dsql-iam', sslmode: 'disable' },
+        unused: { host: 'nowhere' },
+      },
+      datasets: {
+        orders: { database: 'authority', table: 'orders', query: 'select 1' },
+        executions: { database: 'nosuch', table: 'executions; drop table x' },
+        trades: { location: './x' },
+        venue_fills: { location: './x', database: 'authority' },
+        ledger_postings: { database: 'Ledger', query: 'select 1; select 2' },
+        reservations: { database: 'secret', table: 'reservations' },
+        bank_statement_lines: { database: 'dsql', table: 'lines', since: { days_before_window: 1 } },
+        bank_statements: { database: 'dsql', table: 'bank_statements', since: { days_before_window: -1 } },
+        positions: {},
+      },
+    }));
+    const { message, lines } = await problems(p);
+    expect(message).toMatch(/^the sources file .*bad\.json is invalid \(20 problems\):/);
+    expect(lines).toEqual(expect.arrayContaining([
+      'version: Invalid input: expected 1',
+      expect.stringMatching(/^\(root\): Unrecognized key: "colour"/),
+      expect.stringMatching(/^databases\.authority\.sslmode: /),
+      expect.stringMatching(/^databases\.authority\.port: /),
+      'databases.Ledger: a database name is lower-case letters, digits and _ (it names the database in quarantine entries and the manifest)',
+      'databases.dsql.sslmode: an IAM token is sent only over TLS: use require, verify-ca or verify-full',
+      "databases.dsql.region: dsql-iam needs the cluster's AWS Region (or a host name *.dsql.<region>.on.aws)",
+      'databases.dsql.host: dsql-iam signs the token for a host name: give host',
+      'databases.unused: no dataset reads from this database',
+      'datasets.orders: give exactly one of table or query',
+      'datasets.executions.database: no database nosuch under databases (known: authority, secret, Ledger, dsql, unused)',
+      'datasets.executions.table: must be a table name such as orders or trading.orders (use query for anything else)',
+      expect.stringMatching(/^datasets\.trades: unknown dataset; the datasets are orders, outbox_events, /),
+      'datasets.venue_fills.database: a dataset read from a location takes only location (its _watermark.json says its watermark)',
+      'datasets.ledger_postings.query: must be one SELECT statement (no ;)',
+      "datasets.bank_statement_lines.since.column: bank_statement_lines's window column is not a timestamp column of the query: name the column the bound applies to",
+      'databases.secret.url: give url or url_env, not both',
+      expect.stringMatching(/^datasets\.bank_statements\.since\.days_before_window: /),
+      'datasets.positions: give database (with table or query) or location',
+    ]));
+    // The URL with a password is refused, and the password is not repeated in the message.
+    expect(lines).toContain('databases.secret.url: holds a password; a sources file holds no secret: use PGPASSWORD, ~/.pgpass, or url_env naming a variable that holds the URL');
+    expect(message).not.toContain('hunter2');
+  });
+
+  it('refuses a file that is not YAML, and one that does not exist, as configuration errors', async () => {
+    expect((await problems(write('broken.yaml', 'datasets: [unclosed'))).message).toMatch(/is not valid YAML/);
+    await expect(loadSourcesFile(join(dir, 'missing.yml'))).rejects.toThrow(/cannot read the sources file/);
+  });
+});
+
+describe('connections', () => {
+  const spec = { name: 'authority', engine: 'postgres', auth: 'password', reader: 'copy', statementTimeoutS: 900, connectTimeoutS: 15, applicationName: 'reckon' } as const;
+
+  it('take the file, then the URL, then the PG* variables, then libpq defaults', () => {
+    const env = { PGHOST: 'pg.env', PGPORT: '6432', PGUSER: 'env_user', PGDATABASE: 'env_db', PGSSLMODE: 'require', URL: 'postgres://url_user:s3cret@url.host:7000/url_db?sslmode=verify-ca&sslrootcert=/ca.pem' };
+    expect(resolveConnection(spec, env).target).toMatchObject({ host: 'pg.env', port: 6432, user: 'env_user', database: 'env_db', sslmode: 'require', ca: null });
+    const fromUrl = resolveConnection({ ...spec, urlEnv: 'URL' }, env);
+    expect(fromUrl.target).toMatchObject({ host: 'url.host', port: 7000, user: 'url_user', database: 'url_db', sslmode: 'verify-ca', ca: '/ca.pem' });
+    expect(fromUrl.urlPassword).toBe('s3cret');
+    expect(JSON.stringify(fromUrl.target)).not.toContain('s3cret');
+    expect(resolveConnection({ ...spec, urlEnv: 'URL', host: 'file.host', sslmode: 'disable' }, env).target).toMatchObject({ host: 'file.host', port: 7000, sslmode: 'disable' });
+    expect(() => resolveConnection(spec, { PGSSLMODE: 'allow' })).toThrow(/sslmode 'allow' is not one of/);
+    expect(() => resolveConnection({ ...spec, urlEnv: 'NOPE' }, {})).toThrow(/the environment variable NOPE is not set/);
+  });
+
+  it('mask every secret and any URL password in a message', () => {
+    expect(maskSecrets('failed for postgres://u:p%40ss@h/db and token abc.def', ['abc.def'])).toBe('failed for postgres://u:***@h/db and token ***');
+  });
+});
+
+describe('rendering a query result in the contract text form', () => {
+  const spec = datasetSpec('ledger_postings');
+  const cols = (types: Record<string, string>) => spec.columns.map((c) => ({ name: c.name, type: types[c.name] ?? 'text' }));
+
+  it('refuses a binary float or money column for a money, decimal or int column, by name', () => {
+    for (const [type, what] of [['float8', 'double precision (a binary float)'], ['float4', 'real (a binary float)'], ['money', 'money (a locale-formatted amount)']]) {
+      const plan = renderPlan(spec, 'select 1', cols({ amount_minor: type }));
+      expect(plan).toMatchObject({ kind: 'refused', column: 'amount_minor', rule: 'database_float_column', message: `column amount_minor is ${what}; a decimal, money or int column must be numeric or an integer type, never a binary float or money` });
+    }
+    expect(renderPlan(spec, 'select 1', cols({ leg: 'float8' }))).toMatchObject({ kind: 'refused', column: 'leg' });
+    // A float in a text column is only text (its form is judged by the column's rule).
+    expect(renderPlan(spec, 'select 1', cols({ posting_set_id: 'float8' })).kind).toBe('select');
+  });
+
+  it('keeps unknown columns as empty extra columns and sorts by the row key first', () => {
+    const plan = renderPlan(spec, 'select * from postings', [...cols({ amount_minor: 'int8', effective_at: 'timestamptz' }), { name: 'note', type: 'text' }]);
+    if (plan.kind !== 'select') throw new Error('refused');
+    expect(plan.columns.find((c) => c.name === 'note')).toEqual({ name: 'note', type: 'text', role: 'extra' });
+    expect(plan.sql).toContain('NULL::text AS "note"');
+    expect(plan.sql).toMatch(/ORDER BY q\."posting_set_id" COLLATE "C", q\."leg" COLLATE "C", q\."effective_at", q\."account_id" COLLATE "C"/);
+    expect(plan.sql).not.toMatch(/q\."note"( COLLATE|::text COLLATE|,)/);
+  });
+
+  it('writes CSV fields as PostgreSQL COPY does, and reads a row key back from a quarantined row', () => {
+    expect(['a', '', null, 'x,y', 'say "hi"', 'two\nlines'].map((v) => csvField(v, false))).toEqual(['a', '""', '', '"x,y"', '"say ""hi"""', '"two\nlines"']);
+    expect(csvField('\\.', true)).toBe('"\\."');
+    const header = spec.columns.map((c) => c.name);
+    expect(rowKeyText('ledger_postings', header, '2026-11-02T00:00:00Z,"PS,1",2,ACC,USD,DEBIT,5,CASH,,,7,2026-11-02T00:00:01Z')).toBe('posting_set_id=PS,1, leg=2');
+  });
+});
