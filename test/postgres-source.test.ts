@@ -17,6 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../pipeline/config/config.js';
+import { loadControls, selectControls } from '../pipeline/controls/controls.js';
+import { DEFAULT_SETTINGS } from '../pipeline/core/settings.js';
 import { DATASETS } from '../pipeline/contract/datasets.js';
 import { windowForDate } from '../pipeline/contract/window.js';
 import { ConfigError } from '../pipeline/core/errors.js';
@@ -64,7 +66,11 @@ function sourcesFile(doc: unknown): string {
 }
 
 async function runIn(sources: string, controls: string[] = [], store = join(dir, `store-${++fileNo}`)): Promise<RunResult> {
-  return runWindow({ window: windowForDate(DATE), controls, sources, store, config: await loadConfig(), trigger: 'manual', reason: null, rerunOf: null });
+  const definitions = loadControls();
+  return runWindow({
+    window: windowForDate(DATE), controls: selectControls(definitions, controls), sources, store, config: await loadConfig(undefined, definitions),
+    trigger: 'manual', reason: null, rerunOf: null, settings: DEFAULT_SETTINGS,
+  });
 }
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
