@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../pipeline/config/config.js';
-import { loadControls, selectControls } from '../pipeline/controls/controls.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
+import { selectControls } from '../pipeline/controls/selection.js';
 import { DEFAULT_SETTINGS } from '../pipeline/core/settings.js';
 import { DATASETS } from '../pipeline/contract/datasets.js';
 import { windowForDate } from '../pipeline/contract/window.js';
@@ -66,7 +67,7 @@ function sourcesFile(doc: unknown): string {
 }
 
 async function runIn(sources: string, controls: string[] = [], store = join(dir, `store-${++fileNo}`)): Promise<RunResult> {
-  const definitions = loadControls();
+  const definitions = await loadControls();
   return runWindow({
     window: windowForDate(DATE), controls: selectControls(definitions, controls), sources, store, config: await loadConfig(undefined, definitions),
     trigger: 'manual', reason: null, rerunOf: null, settings: DEFAULT_SETTINGS,

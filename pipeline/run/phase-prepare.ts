@@ -14,7 +14,7 @@ import { ConfigError } from '../core/errors.js';
 import { NO_FAULTS } from '../core/fault.js';
 import { silentLogger } from '../core/log.js';
 import { acquireLeases, releaseLeases } from '../publish/lease.js';
-import { datasetsRead } from '../controls/controls.js';
+import { datasetsRead } from '../controls/selection.js';
 import { prepareSources } from '../sources/source-plan.js';
 import { findManifest } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
