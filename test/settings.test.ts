@@ -53,8 +53,8 @@ describe('parseSettings', () => {
     ['RECKON_S3_BACKOFF_CAP_MS', '1.5', "RECKON_S3_BACKOFF_CAP_MS='1.5' must be an integer ≥ 1"],
     ['RECKON_S3_CONCURRENCY', '65', "RECKON_S3_CONCURRENCY='65' must be an integer from 1 to 64"],
     ['RECKON_S3_OBJECT_LOCK_DAYS', '36501', "RECKON_S3_OBJECT_LOCK_DAYS='36501' must be a whole number of days from 1 to 36500"],
-    ['RECKON_FAULT_PAUSE', 'lunch', "RECKON_FAULT_PAUSE 'lunch' must be a phase (leased, loading, computing, staged, published), optionally with :<ms>"],
-    ['RECKON_FAULT_PAUSE', 'staged:soon', "RECKON_FAULT_PAUSE 'staged:soon' must be a phase (leased, loading, computing, staged, published), optionally with :<ms>"],
+    ['RECKON_FAULT_PAUSE', 'lunch', "RECKON_FAULT_PAUSE 'lunch' must be a phase (leased, extracting, loading, computing, staged, published), optionally with :<ms>"],
+    ['RECKON_FAULT_PAUSE', 'staged:soon', "RECKON_FAULT_PAUSE 'staged:soon' must be a phase (leased, extracting, loading, computing, staged, published), optionally with :<ms>"],
   ];
   for (const [name, value, message] of bad) {
     it(`refuses ${name}=${value} with a ConfigError naming it`, () => {
