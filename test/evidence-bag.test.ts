@@ -11,8 +11,8 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
-import { reckon, scratchDir, SHARED } from './helpers/cli';
-import { uuidV5 } from '../pipeline/evidence/openlineage';
+import { reckon, scratchDir, SHARED } from './helpers/cli.js';
+import { uuidV5 } from '../pipeline/evidence/openlineage.js';
 
 const SOURCES = join(SHARED, 'conformance', 'cases', 'all-kinds', 'sources');
 const WINDOW = '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z';

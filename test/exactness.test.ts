@@ -73,7 +73,8 @@ for (const [k, open] of Object.entries(OPEN)) {
   DATA.account_balances.push(['2026-11-03T00:00:00Z', account, ccy, String(close), '0', String(close)]);
 }
 
-const EXPECTED = {
+/** Control → total name → dimension → exact text. */
+const EXPECTED: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, string>>>>>> = {
   RC02: {
     internal_fill_qty_by_instrument: { 'BIG-QTY': Q_SUM, 'BIG-AMT': Q3 },
     venue_fill_qty_by_instrument: { 'BIG-QTY': Q_SUM, 'BIG-AMT': Q3 },
@@ -87,7 +88,7 @@ const EXPECTED = {
     net_minor: { 'ACC-X|USD': String(BIG_CASH - N1 - N2), 'BANK-USD|USD': String(-BIG_CASH), 'ACC-X|JPY': String(-N3) },
     closing_balance_minor: { 'ACC-X|USD': String(OPEN_USD + BIG_CASH - N1 - N2), 'ACC-X|JPY': String(OPEN_JPY - N3) },
   },
-} as const;
+};
 
 /** Writes the sources in one format; `reservations` exists with a watermark and no rows. */
 async function writeSources(dir: string, format: OutputFormat): Promise<void> {

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import Decimal from 'decimal.js';
+import { Decimal } from 'decimal.js';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { defaultConfig } from '../pipeline/config/config.js';
 import { DATASETS, type ColumnSpec } from '../pipeline/contract/datasets.js';

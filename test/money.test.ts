@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import Decimal from 'decimal.js';
+import { Decimal } from 'decimal.js';
 import { ROUNDING_MODES, type RoundingMode } from '../pipeline/contract/money.js';
 import { majorToMinor, notionalMinor, roundDiv } from '../pipeline/contract/money.js';
 import { parseDecimal } from '../pipeline/contract/values.js';

@@ -108,7 +108,7 @@ function run(day: Day) {
   writeSources(dir, day as Partial<Record<DatasetName, Row[]>>, watermarksFor('RC04', '2026-11-03T00:05:00Z'));
   return runControl('RC04', WINDOW, dir, work.dir);
 }
-const replace = (rows: Row[], match: (r: Row) => boolean, patch: Partial<Row>) => rows.map((r) => (match(r) ? { ...r, ...patch } : r));
+const replace = (rows: Row[], match: (r: Row) => boolean, patch: Row) => rows.map((r) => (match(r) ? { ...r, ...patch } : r));
 
 describe('RC04 on a clean day with traps', () => {
   it('is CLEAN with exact totals', () => {

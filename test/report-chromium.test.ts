@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reckon, scratchDir, SHARED } from './helpers/cli';
-import { renderReport } from '../pipeline/report/render-report';
-import { esc, formatAge } from '../pipeline/report/html';
-import type { RunView, StoredManifest } from '../pipeline/report/run-view';
+import { reckon, scratchDir, SHARED } from './helpers/cli.js';
+import { renderReport } from '../pipeline/report/render-report.js';
+import { esc, formatAge } from '../pipeline/report/html.js';
+import type { RunView, StoredManifest } from '../pipeline/report/run-view.js';
 
 const SOURCES = join(SHARED, 'conformance', 'cases', 'all-kinds', 'sources');
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import Decimal from 'decimal.js';
+import { Decimal } from 'decimal.js';
 import {
   epochDays, formatMicros, formatScaled, parseAmountMinor, parseBool, parseCutoff, parseDate, parseDecimal, parseId, parseInt64,
   parseLocalTimestamp, parseTimestamp,
