@@ -1,13 +1,14 @@
 /**
  * `reckon breaks` through the real CLI and real processes (CONTRACT §5, §7): two processes racing
- * on one expected version, refusals naming their rule, list/show output, and the all-kinds
- * conformance case run twice into one store leaving exactly one break per expected difference.
+ * on one expected version, refusals naming their rule, list/show output, and the bundled sample
+ * day run twice into one store leaving exactly one break per expected difference.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reckon, reckonAsync, scratchDir, SHARED } from './helpers/cli.js';
+import { reckon, reckonAsync, scratchDir } from './helpers/cli.js';
+import { SAMPLE_DAY, sampleDayDifferences, sampleDayExpectation } from './fixtures/days.js';
 import { FAULT, WINDOW, rc06Sources } from './breaks-fixture.js';
 import { breakId } from '../pipeline/breaks/break-id.js';
 
@@ -121,26 +122,23 @@ describe('reckon breaks on a one-break store', () => {
   });
 });
 
-describe('all-kinds run twice into one store', () => {
+describe('the sample day run twice into one store', () => {
   let tmp: ReturnType<typeof scratchDir>;
-  beforeAll(() => { tmp = scratchDir('reckon-breaks-allkinds-'); });
+  beforeAll(() => { tmp = scratchDir('reckon-breaks-sample-day-'); });
   afterAll(() => tmp?.cleanup());
-  const caseDir = join(SHARED, 'conformance', 'cases', 'all-kinds');
 
   it('leaves exactly one break per expected difference', () => {
-    const expected = JSON.parse(readFileSync(join(caseDir, 'expected.json'), 'utf8')) as {
-      window: { start: string; end: string }; controls: Record<string, { status: string; differences?: [string, string][] }>;
-    };
+    const expected = sampleDayExpectation();
     const window = `${expected.window.start}/${expected.window.end}`;
     expect(window).toBe('2026-11-02T00:00:00Z/2026-11-03T00:00:00Z');
     const store = join(tmp.dir, 'store');
-    const args = ['run', '--all', '--window', window, '--sources', join(caseDir, 'sources'), '--store', store, '--json', '--quiet'];
+    const args = ['run', '--all', '--window', window, '--sources', SAMPLE_DAY, '--store', store, '--json', '--quiet'];
     const first = reckon(args);
     const second = reckon(args);
     expect(first.code).toBe(1);
     expect(second.code).toBe(1);
-    const want = Object.entries(expected.controls).flatMap(([c, v]) => (v.differences ?? []).map(([kind, key]) => `${c} ${kind} ${key}`)).sort();
-    expect(want.length).toBeGreaterThan(30);
+    const want = sampleDayDifferences();
+    expect(want.length).toBe(41);
     const dispositions = (r: typeof first) => r.json.controls.flatMap((c: { differences: { disposition: string }[] }) => c.differences.map((d) => d.disposition));
     expect(new Set(dispositions(first))).toEqual(new Set(['OPENED']));
     expect(new Set(dispositions(second))).toEqual(new Set(['REOBSERVED']));

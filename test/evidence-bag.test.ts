@@ -11,11 +11,9 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
-import { reckon, scratchDir, SHARED } from './helpers/cli.js';
+import { reckon, scratchDir } from './helpers/cli.js';
 import { uuidV5 } from '../pipeline/evidence/openlineage.js';
-
-const SOURCES = join(SHARED, 'conformance', 'cases', 'all-kinds', 'sources');
-const WINDOW = '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z';
+import { DAY_WINDOW as WINDOW, SAMPLE_DAY as SOURCES } from './fixtures/days.js';
 
 let tmp: { dir: string; cleanup: () => void };
 let store: string;
@@ -132,7 +130,7 @@ describe('reckon evidence pack --run', () => {
     for (const o of doc.outputs) expect(hash('sha256', join(bag, 'data', o.key))).toBe(o.sha256);
     // Every break the run touched, with its full log and observations by both runs.
     const ids = [...new Set(doc.breaks.map((b: any) => b.break_id))] as string[];
-    expect(ids.length).toBe(34);
+    expect(ids.length).toBe(41); // one break per difference of the sample day (fixtures/sample-day/expected.json)
     for (const id of ids) {
       expect(files).toContain(`breaks/${id}/events/000001.json`);
       expect(files).toContain(`breaks/${id}/observations/${first}.json`);
@@ -140,7 +138,7 @@ describe('reckon evidence pack --run', () => {
       expect(JSON.parse(readFileSync(join(bag, 'data', 'breaks', id, 'break.json'), 'utf8'))).toMatchObject({ break_id: id, state: 'OPEN', version: 1 });
     }
     const objects = JSON.parse(readFileSync(join(bag, 'data', 'inputs', rerun, 'objects.json'), 'utf8')).objects;
-    expect(objects.length).toBe(15);
+    expect(objects.length).toBe(17); // the sample day's data files: one per dataset, plus two redelivery files
     for (const o of objects) {
       expect(hash('sha256', join(bag, 'data', 'inputs', rerun, 'files', o.bag_path))).toBe(o.sha256);
       expect(readFileSync(join(bag, 'data', 'inputs', rerun, 'files', o.bag_path))).toEqual(readFileSync(join(SOURCES, o.path)));
@@ -247,7 +245,7 @@ describe('reckon evidence pack --window and --break', () => {
     const breakIds = [...new Set(files.filter((f) => f.startsWith('breaks/')).map((f) => f.split('/')[1]))];
     const rc03 = m2.breaks.filter((b: any) => b.control_id === 'RC03').map((b: any) => b.break_id).sort();
     expect(breakIds.sort()).toEqual(rc03);
-    expect(rc03.length).toBe(6);
+    expect(rc03.length).toBe(8); // the sample day's RC03 differences
     expect(readFileSync(join(out, 'bag-info.txt'), 'utf8')).toContain(`External-Identifier: reckon:window:2026-11-02T00:00:00Z/2026-11-03T00:00:00Z:control:RC03\n`);
     // The first run's lineage event has no parent facet.
     expect(JSON.parse(readFileSync(join(out, 'data', 'lineage', `${first}.openlineage.json`), 'utf8')).run.facets.parent).toBeUndefined();

@@ -7,11 +7,13 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { reckon, reckonAsync, scratchDir, SHARED } from './helpers/cli.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reckon, reckonAsync, scratchDir } from './helpers/cli.js';
+import { writeCleanDay } from './fixtures/days.js';
 
-const SOURCES = join(SHARED, 'conformance/cases/clean-day/sources');
 const tmp = scratchDir('reckon-chain-race-');
+const SOURCES = join(tmp.dir, 'sources');
+beforeAll(() => writeCleanDay(SOURCES));
 afterAll(() => tmp.cleanup());
 
 describe('publish lock', () => {

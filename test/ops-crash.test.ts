@@ -5,10 +5,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reckon, reckonAsync, scratchDir, SHARED } from './helpers/cli.js';
-
-const SOURCES = join(SHARED, 'conformance/cases/all-kinds/sources');
-const WINDOW = '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z';
+import { reckon, reckonAsync, scratchDir } from './helpers/cli.js';
+import { DAY_WINDOW as WINDOW, SAMPLE_DAY as SOURCES } from './fixtures/days.js';
 const tmp = scratchDir('reckon-crash-');
 afterAll(() => tmp.cleanup());
 

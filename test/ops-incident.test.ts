@@ -1,11 +1,13 @@
 /** Issue 7: incident reruns carry lineage; --trigger incident needs --rerun-of and --reason together. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { reckon, scratchDir, SHARED } from './helpers/cli.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reckon, scratchDir } from './helpers/cli.js';
+import { writeCleanDay } from './fixtures/days.js';
 
-const SOURCES = join(SHARED, 'conformance/cases/clean-day/sources');
 const tmp = scratchDir('reckon-incident-');
+const SOURCES = join(tmp.dir, 'sources');
+beforeAll(() => writeCleanDay(SOURCES));
 afterAll(() => tmp.cleanup());
 
 describe('incident reruns', () => {

@@ -2,19 +2,20 @@
  * Issue 7: `reckon schedule` on a simulated clock over three days runs each window once, runs a
  * NOT_READY window again on the next call, and catches it up once its watermark arrives.
  */
-import { cpSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reckon, scratchDir, SHARED } from './helpers/cli.js';
+import { reckon, scratchDir } from './helpers/cli.js';
+import { writeCleanDay } from './fixtures/days.js';
 
 const tmp = scratchDir('reckon-schedule-');
 afterAll(() => tmp.cleanup());
 
 describe('schedule --plan nightly on a simulated clock', () => {
-  it('runs each due window once and catches up a NOT_READY window', () => {
+  it('runs each due window once and catches up a NOT_READY window', async () => {
     const sources = join(tmp.dir, 'sources');
     const store = join(tmp.dir, 'store');
-    cpSync(join(SHARED, 'conformance/cases/clean-day/sources'), sources, { recursive: true });
+    await writeCleanDay(sources);
     const wm = (ts: string) => writeFileSync(join(sources, 'executions', '_watermark.json'), JSON.stringify({ watermark: ts, complete: true }));
     const schedule = (now: string) => {
       const r = reckon(['schedule', '--plan', 'nightly', '--now', now, '--lookback', '3d', '--sources', sources, '--store', store, '--control', 'RC01,RC06', '--json', '--quiet']);

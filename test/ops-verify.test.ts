@@ -5,14 +5,16 @@
 import { cpSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reckon, scratchDir, SHARED } from './helpers/cli.js';
+import { reckon, scratchDir } from './helpers/cli.js';
+import { writeCleanDay } from './fixtures/days.js';
 
-const SOURCES = join(SHARED, 'conformance/cases/clean-day/sources');
 const tmp = scratchDir('reckon-verify-');
 const base = join(tmp.dir, 'base');
+const SOURCES = join(tmp.dir, 'sources');
 afterAll(() => tmp.cleanup());
 
-beforeAll(() => {
+beforeAll(async () => {
+  await writeCleanDay(SOURCES);
   for (const [i, window] of ['2026-11-01T00:00:00Z/2026-11-02T00:00:00Z', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', '2026-11-02T00:00:00Z/2026-11-02T12:00:00Z'].entries()) {
     const r = reckon(['run', '--window', window, '--sources', SOURCES, '--store', base, '--control', 'RC01,RC03', '--json']);
     expect([0, 1], `run ${i}: ${r.stderr}`).toContain(r.code);
