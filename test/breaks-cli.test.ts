@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckon, reckonAsync, scratchDir } from './helpers/cli.js';
 import { SAMPLE_DAY, sampleDayDifferences, sampleDayExpectation } from './fixtures/days.js';
-import { FAULT, WINDOW, rc06Sources } from './breaks-fixture.js';
+import { FAULT, WINDOW, rc06Sources } from './fixtures/breaks.js';
 import { breakId } from '../pipeline/breaks/break-id.js';
 
 function finished(child: ChildProcess): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckon, reckonAsync } from './helpers/cli.js';
-import { ID, WINDOW, dispositionOf, setup } from './breaks-fixture.js';
+import { ID, WINDOW, dispositionOf, setup } from './fixtures/breaks.js';
 
 function correct(t: ReturnType<typeof setup>, from: number): void {
   expect(t.advance('TRIAGED', from, '--actor', 'tom', '--owner', 'olivia', '--classification', 'MISSING', '--note', 'receipt FAILED, never retried').code).toBe(0);

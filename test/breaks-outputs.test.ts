@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { reckon, scratchDir } from './helpers/cli.js';
-import { FAULT, WINDOW, rc06Sources } from './breaks-fixture.js';
+import { FAULT, WINDOW, rc06Sources } from './fixtures/breaks.js';
 import { breakId } from '../pipeline/breaks/break-id.js';
 import { BREAK_OUTPUT_TABLES, breakOutputRows } from '../pipeline/outputs/break-tables.js';
 import { BreakStore } from '../pipeline/breaks/break-store.js';

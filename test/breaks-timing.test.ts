@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckon } from './helpers/cli.js';
-import { ID, dispositionOf, setup } from './breaks-fixture.js';
+import { ID, dispositionOf, setup } from './fixtures/breaks.js';
 
 describe('timing rules', () => {
   let t: ReturnType<typeof setup>;

@@ -11,7 +11,7 @@
  * of them must land in the statement the contract's rule puts it in, or differences appear.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runControl, scratchSources, watermarksFor, writeSources, type ControlRun, type Row } from './rc04-rc06-fixtures.js';
+import { runControl, scratchSources, watermarksFor, writeSources, type ControlRun, type Row } from './fixtures/rc04-rc06.js';
 
 const posting = (effective_at: string, posting_set_id: string, bank: string, currency: string, direction: 'DEBIT' | 'CREDIT', amount: string, seq: number): Row[] => {
   const other = direction === 'DEBIT' ? 'CREDIT' : 'DEBIT';

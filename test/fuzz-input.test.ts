@@ -26,7 +26,7 @@ import { defaultConfig } from '../pipeline/config/config.js';
 import { DATASETS, type ColumnSpec } from '../pipeline/contract/datasets.js';
 import { loadSources, type LoadResult } from '../pipeline/load/load.js';
 import { reckon, scratchDir } from './helpers/cli.js';
-import { READERS, WINDOW, csvField, csvText, jsonlText, validDay, writeDay } from './hostile-fixtures.js';
+import { READERS, WINDOW, csvField, csvText, jsonlText, validDay, writeDay } from './fixtures/hostile.js';
 
 const tmp = scratchDir('reckon-fuzz-');
 let instance: DuckDBInstance;

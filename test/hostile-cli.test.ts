@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { reckon, scratchDir } from './helpers/cli.js';
-import { READERS, WINDOW, csvLine, csvText, validDay, writeDay } from './hostile-fixtures.js';
+import { READERS, WINDOW, csvLine, csvText, validDay, writeDay } from './fixtures/hostile.js';
 
 const tmp = scratchDir('reckon-hostile-cli-');
 afterAll(() => tmp.cleanup());

@@ -14,7 +14,7 @@ import { defaultConfig } from '../pipeline/config/config.js';
 import { loadSources, type LoadResult } from '../pipeline/load/load.js';
 import { MAX_RECORD_BYTES } from '../pipeline/sources/readers.js';
 import { scratchDir } from './helpers/cli.js';
-import { csvLine, csvText, validDay, type Table } from './hostile-fixtures.js';
+import { csvLine, csvText, validDay, type Table } from './fixtures/hostile.js';
 
 const tmp = scratchDir('reckon-hostile-');
 let instance: DuckDBInstance;

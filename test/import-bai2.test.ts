@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { reckon, scratchDir } from './helpers/cli.js';
-import { corpus, csvRecords, importReport } from './import-fixtures.js';
+import { corpus, csvRecords, importReport } from './fixtures/import.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => { while (cleanups.length) cleanups.pop()!(); });

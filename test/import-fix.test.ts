@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { reckon, scratchDir } from './helpers/cli.js';
-import { csvRecords, fixMessage, importReport } from './import-fixtures.js';
+import { csvRecords, fixMessage, importReport } from './fixtures/import.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => { while (cleanups.length) cleanups.pop()!(); });

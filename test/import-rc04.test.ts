@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { reckon, scratchDir } from './helpers/cli.js';
-import { corpus, fixMessage, twoPageStatement, writeDataset } from './import-fixtures.js';
+import { corpus, fixMessage, twoPageStatement, writeDataset } from './fixtures/import.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => { while (cleanups.length) cleanups.pop()!(); });

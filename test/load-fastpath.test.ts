@@ -22,7 +22,7 @@ import { ROUNDING_MODES } from '../pipeline/contract/money.js';
 import { DATASETS, datasetSpec, type ColumnSpec, type DatasetSpec } from '../pipeline/contract/datasets.js';
 import { loadSources, type FilePath, type LoadResult } from '../pipeline/load/load.js';
 import { scratchDir } from './helpers/cli.js';
-import { csvLine } from './hostile-fixtures.js';
+import { csvLine } from './fixtures/hostile.js';
 
 const tmp = scratchDir('reckon-fastpath-');
 let instance: DuckDBInstance;

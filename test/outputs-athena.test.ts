@@ -14,7 +14,7 @@ import { athenaDdl, type AthenaStatement } from '../pipeline/athena/ddl.js';
 import { discoverOutputTables } from '../pipeline/athena/schema.js';
 import { LocalObjectStore } from '../pipeline/store/local-store.js';
 import { reckon, scratchDir } from './helpers/cli.js';
-import { writeSmallSources } from './helpers/s3-small-sources.js';
+import { writeSmallSources } from './fixtures/s3-small-sources.js';
 
 let sources: { dir: string; cleanup: () => void };
 let store: { dir: string; cleanup: () => void };

@@ -5,7 +5,7 @@
  * also an EXECUTION_DUPLICATE); an execution of an accepted order is not reported.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { runControl, scratchSources, writeSources, type Row } from './rc04-rc06-fixtures.js';
+import { runControl, scratchSources, writeSources, type Row } from './fixtures/rc04-rc06.js';
 
 const work = scratchSources('reckon-rc02-');
 afterAll(() => work.cleanup());

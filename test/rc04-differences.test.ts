@@ -8,7 +8,7 @@
  * mapped end is exactly the window start, and a statement whose mapped end is exactly the window end.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { runControl, scratchSources, watermarksFor, writeSources, type DatasetName, type Row } from './rc04-rc06-fixtures.js';
+import { runControl, scratchSources, watermarksFor, writeSources, type Row } from './fixtures/rc04-rc06.js';
 
 const WINDOW = '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z';
 const work = scratchSources('reckon-rc04-');
@@ -105,7 +105,7 @@ const CLEAN_TOTALS = {
 let n = 0;
 function run(day: Day) {
   const dir = `${work.sources}-${++n}`;
-  writeSources(dir, day as Partial<Record<DatasetName, Row[]>>, watermarksFor('RC04', '2026-11-03T00:05:00Z'));
+  writeSources(dir, day, watermarksFor('RC04', '2026-11-03T00:05:00Z'));
   return runControl('RC04', WINDOW, dir, work.dir);
 }
 const replace = (rows: Row[], match: (r: Row) => boolean, patch: Row) => rows.map((r) => (match(r) ? { ...r, ...patch } : r));

@@ -7,7 +7,7 @@
  * authority lacks, and a build whose age is exactly the SLA (300 s, not breached).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { runControl, scratchSources, watermarksFor, writeSources, type DatasetName, type Row } from './rc04-rc06-fixtures.js';
+import { runControl, scratchSources, watermarksFor, writeSources, type Row } from './fixtures/rc04-rc06.js';
 
 const WINDOW = '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z';
 const AS_OF = '2026-11-03T00:05:00Z'; // every watermark: the control's as-of
@@ -68,7 +68,7 @@ const CLEAN_TOTALS = {
 let n = 0;
 function run(day: Day) {
   const dir = `${work.sources}-${++n}`;
-  writeSources(dir, day as Partial<Record<DatasetName, Row[]>>, watermarksFor('RC05', AS_OF));
+  writeSources(dir, day, watermarksFor('RC05', AS_OF));
   return runControl('RC05', WINDOW, dir, work.dir);
 }
 

@@ -8,7 +8,7 @@
  * one microsecond before the window (local time on the US fall-back day).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { runControl, scratchSources, watermarksFor, writeSources, type DatasetName, type Row } from './rc04-rc06-fixtures.js';
+import { runControl, scratchSources, watermarksFor, writeSources, type Row } from './fixtures/rc04-rc06.js';
 
 const WINDOW = '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z';
 const AS_OF = '2026-11-03T00:05:00Z';
@@ -62,7 +62,7 @@ const CLEAN_TOTALS = {
 let n = 0;
 function run(day: Day, window = WINDOW) {
   const dir = `${work.sources}-${++n}`;
-  writeSources(dir, day as Partial<Record<DatasetName, Row[]>>, watermarksFor('RC06', AS_OF));
+  writeSources(dir, day, watermarksFor('RC06', AS_OF));
   return runControl('RC06', window, dir, work.dir);
 }
 

@@ -12,7 +12,7 @@ import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckon, ROOT, scratchDir } from './helpers/cli.js';
 import { startS3rver, type S3rverHandle } from './helpers/s3rver.js';
-import { filesUnder, writeSmallSources } from './helpers/s3-small-sources.js';
+import { filesUnder, writeSmallSources } from './fixtures/s3-small-sources.js';
 
 let s3: S3rverHandle;
 let client: S3Client;
