@@ -11,6 +11,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    exclude: ['test/shared/**'], // the shared suite: vitest.shared.config.ts, npm run test:shared
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',

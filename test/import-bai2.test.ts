@@ -1,14 +1,17 @@
 /**
- * `reckon import bai2` on the real BAI2 files of ../shared/corpus/provider-formats (read in place)
- * and on hand-written files for what the corpus lacks (a zero-decimal currency, interim data, a
- * detail type code without a direction). Runs the real CLI as a child process.
+ * `reckon import bai2` on BAI2 files written in code (test/fixtures/bai2.ts: two CAD reports whose
+ * trailers tie, continuations with trailers that do not, the same file resent with a malformed
+ * record) and on hand-written files (a zero-decimal currency, interim data, a detail type code
+ * without a direction). Runs the real CLI as a child process. The same checks on the public
+ * corpus files are in the shared suite (test/shared/).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { reckon, scratchDir } from './helpers/cli.js';
-import { corpus, csvRecords, importReport } from './fixtures/import.js';
+import { csvRecords, importReport, lineOf } from './fixtures/import.js';
+import { BAI2_FILES, writeBai2 } from './fixtures/bai2.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
@@ -23,25 +26,28 @@ const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('
 const csvOf = (dir: string, ds: string, p: string) => csvRecords(readFileSync(join(dir, ds, `import-bai2-${sha(p).slice(0, 16)}.csv`), 'utf8'));
 const totals = (entry: any) => entry.control_totals.map((c: any) => [c.check, c.scope, c.declared, c.recomputed, c.status]);
 
-describe('BAI2 corpus', () => {
-  it('imports every BAI2 file of the corpus', () => {
-    for (const name of readdirSync(corpus('bai2'))) {
+describe('BAI2 files', () => {
+  it('imports every BAI2 fixture', () => {
+    for (const name of Object.keys(BAI2_FILES)) {
       const dir = scratch();
-      const r = reckon(['import', 'bai2', corpus(`bai2/${name}`), '--out', dir, ...CAL]);
+      const file = writeBai2(dir, name);
+      const out = join(dir, 'sources');
+      const r = reckon(['import', 'bai2', file, '--out', out, ...CAL]);
       expect([0, 1], `${name}: ${r.stderr}`).toContain(r.code);
-      expect(importReport(dir, 'bank_statement_lines').imports[0].file.sha256).toBe(sha(corpus(`bai2/${name}`)));
+      expect(importReport(out, 'bank_statement_lines').imports[0].file.sha256).toBe(sha(file));
     }
   });
 
-  it('moov sample1 (CAD): 49 totals 834000 over 14 records and 446000 over 9; 98 and 99 total 1280000; every count ties', () => {
+  it('two CAD reports: 49 totals 834000 over 14 records and 446000 over 9; 98 and 99 total 1280000; every count ties', () => {
     const dir = scratch();
-    const file = corpus('bai2/moov-sample1.txt');
-    const r = reckon(['import', 'bai2', file, '--out', dir, ...CAL, '--json']);
+    const file = writeBai2(dir, 'cad-reports.bai');
+    const out = join(dir, 'sources');
+    const r = reckon(['import', 'bai2', file, '--out', out, ...CAL, '--json']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    const entry = importReport(dir, 'bank_statements').imports[0];
-    const a1 = 'account 10200123456 (line 3)';
-    const a2 = 'account 10200123456 (line 17)';
-    const g = 'group 0004 as of 2006-03-17 (line 2)';
+    const entry = importReport(out, 'bank_statements').imports[0];
+    const a1 = 'account 10200999999 (line 3)';
+    const a2 = 'account 10200999999 (line 17)';
+    const g = 'group RECK as of 2026-11-02 (line 2)';
     expect(totals(entry)).toEqual([
       ['bai2.49.account_control_total', a1, '834000', '834000', 'ok'],
       ['bai2.49.number_of_records', a1, '14', '14', 'ok'],
@@ -66,15 +72,15 @@ describe('BAI2 corpus', () => {
       ['bai2.statement_chain', expect.stringContaining('→'), '0', '0', 'ok'],
     ]);
     // Implied decimals: CAD has two, so 000000000203500 is 2035.00 CAD = 203500 minor units, signed by type code.
-    const stmts = csvOf(dir, 'bank_statements', file);
+    const stmts = csvOf(out, 'bank_statements', file);
     expect(stmts.map((s) => [s.statement_id, s.currency, s.bank_id, s.business_date, s.statement_seq, s.opening_balance_minor, s.closing_balance_minor])).toEqual([
-      ['10200123456/2006-03-17/0004.060321.0829.001#1', 'CAD', '0004', '2006-03-17', '1', '0', '0'],
-      ['10200123456/2006-03-17/0004.060321.0829.001#2', 'CAD', '0004', '2006-03-17', '2', '0', '0'],
+      ['10200999999/2026-11-02/RECK.261103.0829.001#1', 'CAD', 'RECK', '2026-11-02', '1', '0', '0'],
+      ['10200999999/2026-11-02/RECK.261103.0829.001#2', 'CAD', 'RECK', '2026-11-02', '2', '0', '0'],
     ]);
-    const lines = csvOf(dir, 'bank_statement_lines', file);
+    const lines = csvOf(out, 'bank_statement_lines', file);
     expect(lines.filter((l) => l.statement_id.endsWith('#1')).map((l) => [l.amount_minor, l.value_date])).toEqual([
-      ['-2500', '2006-03-16'], ['-90000', '2006-03-16'], ['-500', '2006-03-16'], ['203500', '2006-03-16'], ['2500', '2006-03-16'], ['2500', '2006-03-16'],
-      ['-20000', '2006-03-16'], ['-90000', '2006-03-16'], ['-2000', '2006-03-16'], ['-2500', '2006-03-16'], ['-1000', '2006-03-16'],
+      ['-2500', '2026-11-01'], ['-90000', '2026-11-01'], ['-500', '2026-11-01'], ['203500', '2026-11-01'], ['2500', '2026-11-01'], ['2500', '2026-11-01'],
+      ['-20000', '2026-11-01'], ['-90000', '2026-11-01'], ['-2000', '2026-11-01'], ['-2500', '2026-11-01'], ['-1000', '2026-11-01'],
     ]);
     expect(entry.statements[0].detail.notes).toEqual([
       'opening balance from 040 (opening available): the account has no 010 (opening ledger)',
@@ -83,51 +89,58 @@ describe('BAI2 corpus', () => {
     expect(entry.statements[1].statement_seq_source).toBe('derived: previous statement of the account in this import + 1');
   });
 
-  it('moov sample4: continuations joined; every declared total that disagrees is kept, accounts without balances are reported, not written', () => {
+  it('continuations joined; every declared total that disagrees is kept, accounts without balances are reported, not written', () => {
     const dir = scratch();
-    const file = corpus('bai2/moov-sample4-continuations.txt');
-    const r = reckon(['import', 'bai2', file, '--out', dir, ...CAL]);
+    const file = writeBai2(dir, 'continuations.bai');
+    const out = join(dir, 'sources');
+    const r = reckon(['import', 'bai2', file, '--out', out, ...CAL]);
     expect(r.code).toBe(1);
-    const entry = importReport(dir, 'bank_statements').imports[0];
-    expect(entry.counts).toEqual({ records: 116, groups: 1, accounts: 5, details: 17 });
+    const entry = importReport(out, 'bank_statements').imports[0];
+    expect(entry.counts).toEqual({ records: 65, groups: 1, accounts: 5, details: 17 });
     const mism = entry.mismatches.filter((m: any) => m.check.startsWith('bai2.9')).map((m: any) => [m.check, m.declared, m.recomputed]);
+    // The bank's trailers total two accounts (13053325440 + 6869722) and count neither the 88 records nor the fifth account.
     expect(mism).toEqual([
       ['bai2.98.group_control_total', '13060195162', '13728243218'],
       ['bai2.98.number_of_accounts', '4', '5'],
-      ['bai2.98.number_of_records', '16', '114'],
+      ['bai2.98.number_of_records', '16', '63'],
       ['bai2.99.file_control_total', '13060195162', '13728243218'],
-      ['bai2.99.number_of_records', '18', '116'],
+      ['bai2.99.number_of_records', '18', '65'],
     ]);
     expect(entry.statements.map((s: any) => [s.provider_account, s.written])).toEqual([
-      ['107049924', false], ['107049932', false], ['104108339', true], ['260000033037', false], ['280000010657', false],
+      ['700000001', false], ['700000002', false], ['700000003', true], ['700000004', false], ['700000005', false],
     ]);
     expect(entry.statements[0].not_written_because).toEqual(['no opening balance (010 opening ledger or 040 opening available)', 'no closing balance (015 closing ledger or 045 closing available)']);
     // The written account's details: customer reference numbers become line references; 88 records add text only.
-    const lines = csvOf(dir, 'bank_statement_lines', file);
+    const lines = csvOf(out, 'bank_statement_lines', file);
     expect(lines).toHaveLength(14);
-    expect(lines[0]).toEqual({ statement_id: '104108339/2023-09-06/GSBI.210706.1249.1#1', line_id: '1', amount_minor: '-200000', value_date: '2023-09-06', reference: '021000080000030' });
+    expect(lines[0]).toEqual({ statement_id: '700000003/2026-11-02/RECKBANK.261102.1249.1#1', line_id: '1', amount_minor: '-200000', value_date: '2026-11-02', reference: 'RETURN-0001' });
   });
 
-  it('moov sample5: a negative account total, a malformed 88 record and trailing spaces are all evidence', () => {
+  it('resent with a negative account total, a malformed 88 record and trailing spaces: all evidence', () => {
     const dir = scratch();
-    const file = corpus('bai2/moov-sample5-issue113.txt');
-    const r = reckon(['import', 'bai2', file, '--out', dir, ...CAL]);
+    const file = writeBai2(dir, 'continuations-resent.bai');
+    const out = join(dir, 'sources');
+    const r = reckon(['import', 'bai2', file, '--out', out, ...CAL]);
     expect(r.code).toBe(1);
-    const entry = importReport(dir, 'bank_statements').imports[0];
-    expect(entry.control_totals.find((c: any) => c.check === 'bai2.49.account_control_total' && c.scope.startsWith('account 107049932'))).toMatchObject({ declared: '-1260161341762', recomputed: '7999960', status: 'mismatch' });
-    expect(entry.mismatches).toContainEqual({ check: 'bai2.malformed_record', scope: 'line 63', detail: "continuation record '88:EREF: 07370568132' does not start with '88,'; counted as a record of the detail at line 62, its content not read", line: 63 });
+    const entry = importReport(out, 'bank_statements').imports[0];
+    expect(entry.control_totals.find((c: any) => c.check === 'bai2.49.account_control_total' && c.scope.startsWith('account 700000002'))).toMatchObject({ declared: '-1260161341762', recomputed: '7999960', status: 'mismatch' });
+    const malformed = lineOf(readFileSync(file, 'utf8'), '88:EREF');
+    expect(malformed).toBe(36);
+    expect(entry.mismatches).toContainEqual({ check: 'bai2.malformed_record', scope: `line ${malformed}`, detail: `continuation record '88:EREF: 07370568132' does not start with '88,'; counted as a record of the detail at line ${malformed - 1}, its content not read`, line: malformed });
     expect(entry.notes).toContain('3 record(s) end with trailing spaces after the record; ignored');
-    const [stmt] = csvOf(dir, 'bank_statements', file);
+    const [stmt] = csvOf(out, 'bank_statements', file);
     expect([stmt.opening_balance_minor, stmt.closing_balance_minor]).toEqual(['159581194', '159381194']);
-    expect(entry.control_totals.find((c: any) => c.check === 'bai2.balance_rollforward')).toMatchObject({ declared: '159381194', recomputed: '3927215946', status: 'mismatch' });
+    // 159581194 + credits 457231 − debits 30360405 = 129678020 against a closing 159381194.
+    expect(entry.control_totals.find((c: any) => c.check === 'bai2.balance_rollforward')).toMatchObject({ declared: '159381194', recomputed: '129678020', status: 'mismatch' });
   });
 
-  it('sample4 and sample5 name the same file (sender, creation time, file id): the second import into one folder is refused', () => {
+  it('the resent file names the same file (sender, creation time, file id): the second import into one folder is refused', () => {
     const dir = scratch();
-    expect(reckon(['import', 'bai2', corpus('bai2/moov-sample4-continuations.txt'), '--out', dir, ...CAL]).code).toBe(1);
-    const r = reckon(['import', 'bai2', corpus('bai2/moov-sample5-issue113.txt'), '--out', dir, ...CAL]);
+    const out = join(dir, 'sources');
+    expect(reckon(['import', 'bai2', writeBai2(dir, 'continuations.bai'), '--out', out, ...CAL]).code).toBe(1);
+    const r = reckon(['import', 'bai2', writeBai2(dir, 'continuations-resent.bai'), '--out', out, ...CAL]);
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain('statement_id 104108339/2023-09-06/GSBI.210706.1249.1#1 was already imported into bank_statements from moov-sample4-continuations.txt');
+    expect(r.stderr).toContain('statement_id 700000003/2026-11-02/RECKBANK.261102.1249.1#1 was already imported into bank_statements from continuations.bai');
   });
 });
 

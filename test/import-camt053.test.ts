@@ -1,14 +1,17 @@
 /**
- * `reckon import camt053` on the real camt.053 files of ../shared/corpus/provider-formats (read in
- * place) and on small hand-written messages for what the corpus lacks (pages across files, a
- * reversal, more decimals than the currency allows). Runs the real CLI as a child process.
+ * `reckon import camt053` on camt.053 files written in code (test/fixtures/camt053.ts: statements
+ * that chain, extra decimals, a TxsSummry that declares more than the file holds, batches, PRCD,
+ * later versions with a lone page 2) and on small hand-written messages (pages across files, a
+ * reversal, more decimals than the currency allows). Runs the real CLI as a child process. The
+ * same checks on the public corpus files are in the shared suite (test/shared/).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { reckon, scratchDir } from './helpers/cli.js';
-import { bal, camtPage, corpus, csvRecords, entry, importReport, twoPageStatement } from './fixtures/import.js';
+import { bal, camtPage, csvRecords, entry, importReport, lineOf, twoPageStatement } from './fixtures/import.js';
+import { CAMT_FILES, writeCamt } from './fixtures/camt053.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
@@ -23,65 +26,69 @@ const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('
 const csvOf = (dir: string, ds: string, p: string) => csvRecords(readFileSync(join(dir, ds, `import-camt053-${sha(p).slice(0, 16)}.csv`), 'utf8'));
 const checks = (entry: any, name: string) => entry.control_totals.filter((c: any) => c.check === name);
 
-describe('camt.053 corpus', () => {
-  it('imports every camt.053 file of the corpus (exit 0 or 1, datasets and report written)', () => {
-    for (const name of readdirSync(corpus('camt053'))) {
+describe('camt.053 files', () => {
+  it('imports every camt.053 fixture (exit 0 or 1, datasets and report written)', () => {
+    for (const name of Object.keys(CAMT_FILES)) {
       const dir = scratch();
-      const r = reckon(['import', 'camt053', corpus(`camt053/${name}`), '--out', dir, ...CAL, '--bank-id', 'TESTBANK', '--json']);
+      const file = writeCamt(dir, name);
+      const out = join(dir, 'sources');
+      const r = reckon(['import', 'camt053', file, '--out', out, ...CAL, '--bank-id', 'TESTBANK', '--json']);
       expect([0, 1], `${name}: ${r.stderr}`).toContain(r.code);
-      expect(r.json.files[0].sha256).toBe(sha(corpus(`camt053/${name}`)));
+      expect(r.json.files[0].sha256).toBe(sha(file));
       for (const ds of ['bank_statements', 'bank_statement_lines']) {
-        const report = importReport(dir, ds);
-        expect(report.imports[0].file).toEqual({ name, sha256: sha(corpus(`camt053/${name}`)), size_bytes: readFileSync(corpus(`camt053/${name}`)).length });
-        expect(existsSync(join(dir, ds, `import-camt053-${sha(corpus(`camt053/${name}`)).slice(0, 16)}.csv`))).toBe(true);
+        const report = importReport(out, ds);
+        expect(report.imports[0].file).toEqual({ name, sha256: sha(file), size_bytes: readFileSync(file).length });
+        expect(existsSync(join(out, ds, `import-camt053-${sha(file).slice(0, 16)}.csv`))).toBe(true);
       }
     }
   });
 
-  it('genkgo multi-statement: two EUR statements chain 18.15 → 27.00 → 20.00, each ties', () => {
+  it('two statements in one file chain 18.15 → 27.00 → 20.00, each ties', () => {
     const dir = scratch();
-    const file = corpus('camt053/genkgo-v2-multi-statement.xml');
-    const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL, '--bank-id', 'VAYBNL2A', '--json']);
+    const file = writeCamt(dir, 'two-statements.xml');
+    const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL, '--bank-id', 'RECKNL2A', '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(csvOf(dir, 'bank_statements', file)).toEqual([
-      { business_date: '2014-12-31', timezone: 'Europe/Amsterdam', cutoff_local: '18:00', statement_id: '253EURNL26VAYB8060476890', bank_id: 'VAYBNL2A', account_id: 'NL26VAYB8060476890', currency: 'EUR', statement_seq: '12312', opening_balance_minor: '1815', closing_balance_minor: '2700', complete: 'true', file_id: `sha256:${sha(file)}` },
+      { business_date: '2026-11-02', timezone: 'Europe/Amsterdam', cutoff_local: '18:00', statement_id: '311EUR0123456789', bank_id: 'RECKNL2A', account_id: 'NL02RECK0123456789', currency: 'EUR', statement_seq: '4711', opening_balance_minor: '1815', closing_balance_minor: '2700', complete: 'true', file_id: `sha256:${sha(file)}` },
       // The second Stmt carries no ElctrncSeqNb/LglSeqNb: its sequence is derived (previous + 1) and the report says so.
-      { business_date: '2014-12-31', timezone: 'Europe/Amsterdam', cutoff_local: '18:00', statement_id: '254EURNL26VAYB8060476890', bank_id: 'VAYBNL2A', account_id: 'NL26VAYB8060476890', currency: 'EUR', statement_seq: '12313', opening_balance_minor: '2700', closing_balance_minor: '2000', complete: 'true', file_id: `sha256:${sha(file)}` },
+      { business_date: '2026-11-02', timezone: 'Europe/Amsterdam', cutoff_local: '18:00', statement_id: '312EUR0123456789', bank_id: 'RECKNL2A', account_id: 'NL02RECK0123456789', currency: 'EUR', statement_seq: '4712', opening_balance_minor: '2700', closing_balance_minor: '2000', complete: 'true', file_id: `sha256:${sha(file)}` },
     ]);
     expect(csvOf(dir, 'bank_statement_lines', file)).toEqual([
-      { statement_id: '253EURNL26VAYB8060476890', line_id: '1', amount_minor: '885', value_date: '2015-01-02', reference: '000000001' },
-      { statement_id: '254EURNL26VAYB8060476890', line_id: '1', amount_minor: '-700', value_date: '2015-01-02', reference: '000000002' },
+      { statement_id: '311EUR0123456789', line_id: '1', amount_minor: '885', value_date: '2026-11-03', reference: 'E2E-0001' },
+      { statement_id: '312EUR0123456789', line_id: '1', amount_minor: '-700', value_date: '2026-11-03', reference: 'E2E-0002' },
     ]);
     const entry = importReport(dir, 'bank_statements').imports[0];
     expect(entry.format_version).toBe('camt.053.001.02');
-    expect(checks(entry, 'camt053.statement_chain')).toEqual([expect.objectContaining({ declared: '2700', recomputed: '2700', status: 'ok', scope: 'statement 253EURNL26VAYB8060476890 → 254EURNL26VAYB8060476890' })]);
+    expect(checks(entry, 'camt053.statement_chain')).toEqual([expect.objectContaining({ declared: '2700', recomputed: '2700', status: 'ok', scope: 'statement 311EUR0123456789 → 312EUR0123456789' })]);
     expect(checks(entry, 'camt053.statement_rollforward').map((c: any) => [c.declared, c.recomputed, c.status])).toEqual([['2700', '2700', 'ok'], ['2000', '2000', 'ok']]);
     expect(entry.mismatches).toEqual([]);
     expect(entry.statements[1].statement_seq_source).toMatch(/^derived/);
     // Period times carry +01:00 and are kept as written (the business date is the CLBD date).
-    expect(entry.statements[0].detail.period).toEqual({ from: '2007-10-18T08:00:00+01:00', to: '2007-10-18T12:30:00+01:00', from_zone: 'as written', to_zone: 'as written' });
+    expect(entry.statements[0].detail.period).toEqual({ from: '2026-11-02T00:00:00+01:00', to: '2026-11-02T18:00:00+01:00', from_zone: 'as written', to_zone: 'as written' });
   });
 
-  it('genkgo five decimals: 18.150 + 8.850 ≠ 27.050 is a 0.05 EUR break, kept as evidence and written unchanged', () => {
+  it('three decimals written: 18.150 + 8.850 ≠ 27.050 is a 0.05 EUR break, kept as evidence and written unchanged', () => {
     const dir = scratch();
-    const file = corpus('camt053/genkgo-v2-five-decimals.xml');
-    const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL, '--bank-id', 'VAYBNL2A', '--json']);
+    const file = writeCamt(dir, 'three-decimals.xml');
+    const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL, '--bank-id', 'RECKNL2A', '--json']);
     expect(r.code, r.stderr).toBe(1);
     const [stmt] = csvOf(dir, 'bank_statements', file);
     expect([stmt.opening_balance_minor, stmt.closing_balance_minor]).toEqual(['1815', '2705']);
     expect(csvOf(dir, 'bank_statement_lines', file).map((l) => l.amount_minor)).toEqual(['885']);
     const entry = importReport(dir, 'bank_statements').imports[0];
+    const clbdLine = lineOf(readFileSync(file, 'utf8'), '<Bal>', 2); // the CLBD balance: the second Bal element
+    expect(clbdLine).toBe(31);
     expect(entry.mismatches).toEqual([{
-      check: 'camt053.statement_rollforward', scope: 'statement 253EURNL26VAYB8060476890', unit: 'EUR minor units (exponent 2)',
-      declared: '2705', recomputed: '2700', status: 'mismatch', detail: 'recomputed − declared = -5; OPBD 1815 + 1 line(s) 885 against CLBD 2705', line: 49,
+      check: 'camt053.statement_rollforward', scope: 'statement 311EUR0123456789', unit: 'EUR minor units (exponent 2)',
+      declared: '2705', recomputed: '2700', status: 'mismatch', detail: 'recomputed − declared = -5; OPBD 1815 + 1 line(s) 885 against CLBD 2705', line: clbdLine,
     }]);
     expect(entry.statements[0].opening.text).toBe('18.150');
     expect(r.json.files[0].control_totals).toEqual({ ok: 0, mismatch: 1, not_checked: 0 });
   });
 
-  it('viafintech batch: TxsSummry declares 35 entries totalling 41136.40; the file holds 3 — every total reported, nothing fixed', () => {
+  it('TxsSummry declares 35 entries totalling 41136.40; the file holds 3 — every total reported, nothing fixed', () => {
     const dir = scratch();
-    const file = corpus('camt053/viafintech-with-batch.xml');
+    const file = writeCamt(dir, 'summary-declares-more.xml');
     const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL]);
     expect(r.code, r.stderr).toBe(1);
     const entry = importReport(dir, 'bank_statements').imports[0];
@@ -97,53 +104,54 @@ describe('camt.053 corpus', () => {
     // The batch entry (NbOfTxs 3, no details supplied) is one line of the amount that hit the account.
     expect(checks(entry, 'camt053.Btch.NbOfTxs')).toEqual([expect.objectContaining({ declared: '3', recomputed: '0', status: 'not_checked' })]);
     expect(csvOf(dir, 'bank_statement_lines', file)).toEqual([
-      { statement_id: '2019062434566666666666666', line_id: '1', amount_minor: '-475374', value_date: '2019-05-21', reference: 'O0OpeAYTkhjerKu3eE9asw' },
-      { statement_id: '2019062434566666666666666', line_id: '2', amount_minor: '268800', value_date: '2019-06-13', reference: 'GBSXX21170607391766562' },
-      { statement_id: '2019062434566666666666666', line_id: '3', amount_minor: '500000', value_date: '2019-06-18', reference: '' },
+      { statement_id: 'STMT-2026-11-02-EUR-7', line_id: '1', amount_minor: '-475374', value_date: '2026-10-29', reference: 'PAY-OUT-77' },
+      { statement_id: 'STMT-2026-11-02-EUR-7', line_id: '2', amount_minor: '268800', value_date: '2026-10-31', reference: 'PAY-IN-12' },
+      { statement_id: 'STMT-2026-11-02-EUR-7', line_id: '3', amount_minor: '500000', value_date: '2026-11-02', reference: '' },
     ]);
     // The bank is named by the account servicer's BIC; the timezone-less period is reported as such.
     const [stmt] = csvOf(dir, 'bank_statements', file);
-    expect([stmt.bank_id, stmt.opening_balance_minor, stmt.closing_balance_minor, stmt.business_date]).toEqual(['INGBNL2A', '732980', '2303820', '2019-06-23']);
+    expect([stmt.bank_id, stmt.opening_balance_minor, stmt.closing_balance_minor, stmt.business_date]).toEqual(['RECKNL2A', '732980', '2303820', '2026-11-02']);
     expect(entry.statements[0].detail.period.to_zone).toBe('no zone: a local time of the statement timezone');
     expect(checks(entry, 'camt053.statement_rollforward')[0]).toMatchObject({ declared: '2303820', recomputed: '1026406', status: 'mismatch' });
   });
 
-  it('viafintech debit: batch details 3.50 + 2.50 tie the 6.00 entry; PRCD opens when OPBD is absent', () => {
+  it('debits: batch details 3.50 + 2.50 tie the 6.00 entry; PRCD opens when OPBD is absent', () => {
     const dir = scratch();
-    const file = corpus('camt053/viafintech-with-debit.xml');
+    const file = writeCamt(dir, 'debits-from-prcd.xml');
     const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL]);
     expect(r.code, r.stderr).toBe(1);
     const entry = importReport(dir, 'bank_statements').imports[0];
     expect(checks(entry, 'camt053.Btch.NbOfTxs')).toEqual([expect.objectContaining({ declared: '2', recomputed: '2', status: 'ok' })]);
     expect(checks(entry, 'camt053.Btch.details_sum')).toEqual([expect.objectContaining({ declared: '600', recomputed: '600', status: 'ok' })]);
+    // EndToEndId NOTPROVIDED and an entry without references give no reference; a batch gives its PmtInfId.
     expect(csvOf(dir, 'bank_statement_lines', file).map((l) => [l.amount_minor, l.reference])).toEqual([
-      ['-200', 'EndToEndReference'], ['-300', ''], ['100', ''], ['-600', 'STZV-PmInf27122013-11:02-2'],
+      ['-200', 'PS-DEBIT-1'], ['-300', ''], ['100', ''], ['-600', 'PS-BATCH-2'],
     ]);
     const [stmt] = csvOf(dir, 'bank_statements', file);
-    expect([stmt.opening_balance_minor, stmt.closing_balance_minor, stmt.statement_seq, stmt.bank_id]).toEqual(['-3306', '2306', '130000005', 'GENODEF1PFK']);
+    expect([stmt.opening_balance_minor, stmt.closing_balance_minor, stmt.statement_seq, stmt.bank_id]).toEqual(['-3306', '2306', '130000005', 'RECKDEFFXXX']);
     expect(entry.statements[0].detail.notes).toContain('opening balance taken from PRCD (no OPBD)');
     // PRCD is a debit balance (DBIT 33.06): −33.06 − 10.00 ≠ 23.06, reported, not corrected.
     expect(entry.mismatches).toEqual([expect.objectContaining({ check: 'camt053.statement_rollforward', declared: '2306', recomputed: '-4306' })]);
   });
 
-  it.each(['genkgo-v4.xml', 'genkgo-v8.xml'])('%s: a later version is read; page 2 of 2 alone is incomplete and a CLBD in SEK is not written as EUR', (name) => {
+  it.each(['04', '08'] as const)('camt.053.001.%s: a later version is read; page 2 of 2 alone is incomplete and a CLBD in SEK is not written as EUR', (version) => {
     const dir = scratch();
-    const file = corpus(`camt053/${name}`);
+    const file = writeCamt(dir, `version-${version}-page-2.xml`);
     const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL, '--json']);
     expect(r.code, r.stderr).toBe(1);
     const entry = importReport(dir, 'bank_statements').imports[0];
-    expect(entry.format_version).toBe(name === 'genkgo-v4.xml' ? 'camt.053.001.04' : 'camt.053.001.08');
+    expect(entry.format_version).toBe(`camt.053.001.${version}`);
     const [s] = entry.statements;
     expect(s).toMatchObject({
-      statement_id: '253EURNL26VAYB8060476890', written: false, currency: 'EUR', complete: false, lines: 1, lines_sum_minor: '885',
+      statement_id: '311EUR0123456789', written: false, currency: 'EUR', complete: false, lines: 1, lines_sum_minor: '885',
       not_written_because: ['closing balance CLBD is in SEK, the statement in EUR'],
       incomplete_because: ['page(s) 1 not received'],
-      opening: { code: 'OPBD', amount_minor: '1815', currency: 'EUR', text: '18.15', date: '2014-12-30' },
-      closing: { code: 'CLBD', amount_minor: '-2700', currency: 'SEK', text: '27.00', date: '2014-12-30' },
+      opening: { code: 'OPBD', amount_minor: '1815', currency: 'EUR', text: '18.15', date: '2026-11-01' },
+      closing: { code: 'CLBD', amount_minor: '-2700', currency: 'SEK', text: '27.00', date: '2026-11-01' },
     });
     expect(s.detail.balances.map((b: any) => [b.code, b.currency, b.amount_minor])).toEqual([['OPBD', 'EUR', '1815'], ['CLBD', 'SEK', '-2700'], ['OPAV', 'CHF', '3500'], ['CLAV', 'JPY', '-2700']]);
     expect(csvOf(dir, 'bank_statements', file)).toEqual([]);
-    expect(entry.mismatches).toEqual([{ check: 'statement_not_written', scope: 'statement 253EURNL26VAYB8060476890 (account NL26VAYB8060476890)', detail: 'closing balance CLBD is in SEK, the statement in EUR' }]);
+    expect(entry.mismatches).toEqual([{ check: 'statement_not_written', scope: 'statement 311EUR0123456789 (account NL02RECK0123456789)', detail: 'closing balance CLBD is in SEK, the statement in EUR' }]);
   });
 });
 
@@ -219,7 +227,7 @@ describe('camt.053 hand-written', () => {
 
   it('needs a statement calendar: without --timezone/--cutoff or an account map entry nothing is written (exit 2)', () => {
     const dir = scratch();
-    const r = reckon(['import', 'camt053', corpus('camt053/genkgo-v2-multi-statement.xml'), '--out', join(dir, 'sources'), '--bank-id', 'X']);
+    const r = reckon(['import', 'camt053', writeCamt(dir, 'two-statements.xml'), '--out', join(dir, 'sources'), '--bank-id', 'X']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('no statement timezone and cutoff');
     expect(existsSync(join(dir, 'sources'))).toBe(false);
@@ -228,23 +236,23 @@ describe('camt.053 hand-written', () => {
   it('the account map names our account, bank and calendar; a re-import replaces its own rows; another file may not re-use a statement id', () => {
     const dir = scratch();
     const map = join(dir, 'map.json');
-    writeFileSync(map, JSON.stringify({ accounts: [{ provider_account: 'NL26VAYB8060476890', currency: 'EUR', account_id: 'BANK-EUR-1', bank_id: 'VAYBNL2A', timezone: 'Europe/Amsterdam', cutoff: '17:30:00' }] }));
+    writeFileSync(map, JSON.stringify({ accounts: [{ provider_account: 'NL02RECK0123456789', currency: 'EUR', account_id: 'BANK-EUR-1', bank_id: 'RECKNL2A', timezone: 'Europe/Amsterdam', cutoff: '17:30:00' }] }));
     const out = join(dir, 'sources');
-    const multi = corpus('camt053/genkgo-v2-multi-statement.xml');
+    const multi = writeCamt(dir, 'two-statements.xml');
     for (let i = 0; i < 2; i++) {
       const r = reckon(['import', 'camt053', multi, '--out', out, '--account-map', map]);
       expect(r.code, r.stderr).toBe(0);
     }
     expect(csvOf(out, 'bank_statements', multi).map((s) => [s.account_id, s.bank_id, s.timezone, s.cutoff_local])).toEqual([
-      ['BANK-EUR-1', 'VAYBNL2A', 'Europe/Amsterdam', '17:30:00'], ['BANK-EUR-1', 'VAYBNL2A', 'Europe/Amsterdam', '17:30:00'],
+      ['BANK-EUR-1', 'RECKNL2A', 'Europe/Amsterdam', '17:30:00'], ['BANK-EUR-1', 'RECKNL2A', 'Europe/Amsterdam', '17:30:00'],
     ]);
     const report = importReport(out, 'bank_statements');
     expect(report.imports).toHaveLength(1);
     expect(report.imports[0].settings.account_map).toEqual({ name: 'map.json', sha256: sha(map) });
-    // genkgo-v2-five-decimals holds statement 253EUR… too: refused rather than double-counted by RC04.
-    const r = reckon(['import', 'camt053', corpus('camt053/genkgo-v2-five-decimals.xml'), '--out', out, '--account-map', map]);
+    // three-decimals.xml holds statement 311EUR… too: refused rather than double-counted by RC04.
+    const r = reckon(['import', 'camt053', writeCamt(dir, 'three-decimals.xml'), '--out', out, '--account-map', map]);
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain('statement_id 253EURNL26VAYB8060476890 was already imported into bank_statements from genkgo-v2-multi-statement.xml');
+    expect(r.stderr).toContain('statement_id 311EUR0123456789 was already imported into bank_statements from two-statements.xml');
     expect(readdirSync(join(out, 'bank_statements')).sort()).toEqual(['_import_report.json', `import-camt053-${sha(multi).slice(0, 16)}.csv`]);
   });
 
@@ -252,7 +260,7 @@ describe('camt.053 hand-written', () => {
     const dir = scratch();
     const map = join(dir, 'map.json');
     writeFileSync(map, JSON.stringify({ accounts: [{ provider_account: 'X', account_id: 'A|B', timezone: 'Mars/Olympus', cutoff: '25:00' }] }));
-    const r = reckon(['import', 'camt053', corpus('camt053/genkgo-v4.xml'), '--out', join(dir, 'sources'), '--account-map', map]);
+    const r = reckon(['import', 'camt053', writeCamt(dir, 'version-04-page-2.xml'), '--out', join(dir, 'sources'), '--account-map', map]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('accounts.0.account_id');
     expect(r.stderr).toContain('accounts.0.timezone: not an IANA time zone');

@@ -2,7 +2,8 @@
  * An imported statement day reconciles through RC04 (CONTRACT §4, §8): provider files are imported
  * into a sources folder beside a ledger extract (ledger_postings, positions, executions,
  * custodian_positions with watermarks), then the real `reckon run --control RC04 --json` runs on
- * it. One real bank file from the corpus shows its own defects as exact differences; a
+ * it. A bank file with defects of its own (test/fixtures/camt053.ts) shows them as exact
+ * differences (the same on the public corpus file is in the shared suite); a
  * hand-written two-page statement plus a FIX log reconciles CLEAN, with the statement's Berlin
  * cutoff deciding which postings belong to it.
  */
@@ -11,7 +12,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { reckon, scratchDir } from './helpers/cli.js';
-import { corpus, fixMessage, twoPageStatement, writeDataset } from './fixtures/import.js';
+import { byKey, findKey, fixMessage, ledgerExtract, twoPageStatement } from './fixtures/import.js';
+import { writeCamt } from './fixtures/camt053.js';
+import { writeDataset } from './fixtures/datasets.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
@@ -21,64 +24,44 @@ function scratch(): string {
   return s.dir;
 }
 
-const LEDGER = ['effective_at', 'posting_set_id', 'leg', 'account_id', 'currency', 'direction', 'amount_minor', 'kind', 'execution_id', 'reverses_posting_set_id', 'ledger_seq', 'posted_at'];
-
-/** The datasets RC04 reads besides the imported ones, empty but with watermarks, plus the ledger postings. */
-function ledgerExtract(sources: string, watermark: string, postings: [string, string, string, string, string, string][]): void {
-  const rows = postings.map(([at, set, leg, account, direction, amount], i) => [at, set, leg, account, 'EUR', direction, amount, 'CASH', '', '', String(i + 1), at]);
-  writeDataset(sources, 'ledger_postings', LEDGER, rows, watermark);
-  writeDataset(sources, 'positions', ['as_of', 'account_id', 'instrument_id', 'quantity', 'cost_minor', 'cost_currency'], [], watermark);
-  writeDataset(sources, 'executions', ['executed_at', 'execution_id', 'order_id', 'account_id', 'venue_id', 'venue_fill_id', 'instrument_id', 'side', 'fill_qty', 'price', 'price_currency', 'execution_seq', 'ingested_at'], [], watermark);
-  writeDataset(sources, 'custodian_positions', ['business_date', 'timezone', 'cutoff_local', 'custodian_id', 'account_id', 'instrument_id', 'quantity', 'statement_seq', 'complete'], [], watermark);
-}
-
-/** The first value under `key` anywhere in a JSON document. */
-function findKey(doc: any, key: string): any {
-  if (!doc || typeof doc !== 'object') return undefined;
-  if (key in doc) return doc[key];
-  for (const v of Object.values(doc)) { const f = findKey(v, key); if (f !== undefined) return f; }
-  return undefined;
-}
-
-const byKey = (ds: any[]) => [...ds].map((d) => [d.kind, d.key, d.detail]).sort((a, b) => (`${a[0]}|${a[1]}` < `${b[0]}|${b[1]}` ? -1 : 1));
-
 describe('import → RC04', () => {
-  it('viafintech-with-debit (camt.053 from the corpus): the bank file\'s own defects surface as exact RC04 differences', () => {
+  it('a camt.053 statement with its own defects (debits from a PRCD opening): the defects surface as exact RC04 differences', () => {
     const dir = scratch();
     const sources = join(dir, 'sources');
     const map = join(dir, 'accounts.json');
-    writeFileSync(map, JSON.stringify({ accounts: [{ provider_account: 'DE14740618130000033626', currency: 'EUR', account_id: 'BANK-EUR-DE', timezone: 'Europe/Berlin', cutoff: '18:00' }] }));
-    const wm = '2013-12-28T00:00:00Z';
-    // Berlin 18:00 on 2013-12-27 is 17:00Z: PS-100 is the last posting inside the statement, PS-LATE the first after it.
+    writeFileSync(map, JSON.stringify({ accounts: [{ provider_account: 'DE02100100100006820101', currency: 'EUR', account_id: 'BANK-EUR-DE', timezone: 'Europe/Berlin', cutoff: '18:00' }] }));
+    const wm = '2026-11-03T00:00:00Z';
+    // Berlin 18:00 on 2026-11-02 (CET, a week after the clocks went back) is 17:00Z: PS-100 is the last posting inside the statement, PS-LATE the first after it.
     ledgerExtract(sources, wm, [
-      ['2013-12-27T09:00:00Z', 'EndToEndReference', '1', 'BANK-EUR-DE', 'CREDIT', '200'], ['2013-12-27T09:00:00Z', 'EndToEndReference', '2', 'EXPENSES', 'DEBIT', '200'],
-      ['2013-12-27T10:02:00Z', 'STZV-PmInf27122013-11:02-2', '1', 'BANK-EUR-DE', 'CREDIT', '600'], ['2013-12-27T10:02:00Z', 'STZV-PmInf27122013-11:02-2', '2', 'PAYABLES', 'DEBIT', '600'],
-      ['2013-12-27T11:00:00Z', 'PS-300', '1', 'BANK-EUR-DE', 'CREDIT', '300'], ['2013-12-27T11:00:00Z', 'PS-300', '2', 'EXPENSES', 'DEBIT', '300'],
-      ['2013-12-27T16:59:59.999999Z', 'PS-100', '1', 'BANK-EUR-DE', 'DEBIT', '100'], ['2013-12-27T16:59:59.999999Z', 'PS-100', '2', 'INCOME', 'CREDIT', '100'],
-      ['2013-12-27T17:00:00Z', 'PS-LATE', '1', 'BANK-EUR-DE', 'DEBIT', '999'], ['2013-12-27T17:00:00Z', 'PS-LATE', '2', 'INCOME', 'CREDIT', '999'],
+      ['2026-11-02T09:00:00Z', 'PS-DEBIT-1', '1', 'BANK-EUR-DE', 'CREDIT', '200'], ['2026-11-02T09:00:00Z', 'PS-DEBIT-1', '2', 'EXPENSES', 'DEBIT', '200'],
+      ['2026-11-02T10:02:00Z', 'PS-BATCH-2', '1', 'BANK-EUR-DE', 'CREDIT', '600'], ['2026-11-02T10:02:00Z', 'PS-BATCH-2', '2', 'PAYABLES', 'DEBIT', '600'],
+      ['2026-11-02T11:00:00Z', 'PS-300', '1', 'BANK-EUR-DE', 'CREDIT', '300'], ['2026-11-02T11:00:00Z', 'PS-300', '2', 'EXPENSES', 'DEBIT', '300'],
+      ['2026-11-02T16:59:59.999999Z', 'PS-100', '1', 'BANK-EUR-DE', 'DEBIT', '100'], ['2026-11-02T16:59:59.999999Z', 'PS-100', '2', 'INCOME', 'CREDIT', '100'],
+      ['2026-11-02T17:00:00Z', 'PS-LATE', '1', 'BANK-EUR-DE', 'DEBIT', '999'], ['2026-11-02T17:00:00Z', 'PS-LATE', '2', 'INCOME', 'CREDIT', '999'],
     ]);
-    writeDataset(sources, 'venue_fills', ['venue_time_local', 'venue_timezone', 'venue_id', 'venue_fill_id', 'order_id', 'instrument_id', 'side', 'fill_qty', 'price', 'price_currency', 'venue_seq', 'file_id'], [], wm);
-    const imp = reckon(['import', 'camt053', corpus('camt053/viafintech-with-debit.xml'), '--out', sources, '--account-map', map, '--watermark', wm]);
+    writeDataset(sources, 'venue_fills', [], wm);
+    const file = writeCamt(dir, 'debits-from-prcd.xml');
+    const imp = reckon(['import', 'camt053', file, '--out', sources, '--account-map', map, '--watermark', wm]);
     expect(imp.code, imp.stdout + imp.stderr).toBe(1); // the file's own roll-forward does not tie
-    const run = reckon(['run', '--control', 'RC04', '--window', '2013-12-27T00:00:00Z/2013-12-28T00:00:00Z', '--sources', sources, '--store', join(dir, 'store'), '--json', '--quiet']);
+    const run = reckon(['run', '--control', 'RC04', '--window', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', '--sources', sources, '--store', join(dir, 'store'), '--json', '--quiet']);
     expect(run.code, run.stderr).toBe(1);
     const [rc04] = run.json.controls;
     expect(rc04.status).toBe('BREAKS');
     expect(byKey(rc04.differences)).toEqual([
-      ['BANK_LINE_UNMATCHED', '0352C5320131227220503|2', expect.stringMatching(/-300 .*no reference/)],
-      ['BANK_LINE_UNMATCHED', '0352C5320131227220503|3', expect.stringMatching(/100 .*no reference/)],
+      ['BANK_LINE_UNMATCHED', 'STMT-DE-20261102-5|2', expect.stringMatching(/-300 .*no reference/)],
+      ['BANK_LINE_UNMATCHED', 'STMT-DE-20261102-5|3', expect.stringMatching(/100 .*no reference/)],
       // Detail texts are RC04's; the kind, key and the amounts in them are what this test pins.
-      ['LEDGER_CASH_UNMATCHED', 'PS-100', expect.stringMatching(/nets 100 .*0352C5320131227220503/)],
-      ['LEDGER_CASH_UNMATCHED', 'PS-300', expect.stringMatching(/nets -300 .*0352C5320131227220503/)],
-      ['STATEMENT_ROLLFORWARD_MISMATCH', '0352C5320131227220503', expect.stringMatching(/-3306 .*-1000 .*2306/)],
+      ['LEDGER_CASH_UNMATCHED', 'PS-100', expect.stringMatching(/nets 100 .*STMT-DE-20261102-5/)],
+      ['LEDGER_CASH_UNMATCHED', 'PS-300', expect.stringMatching(/nets -300 .*STMT-DE-20261102-5/)],
+      ['STATEMENT_ROLLFORWARD_MISMATCH', 'STMT-DE-20261102-5', expect.stringMatching(/-3306 .*-1000 .*2306/)],
     ]);
-    // Lines −1000 equal the ledger's DEBIT − CREDIT inside [2013-12-26T17:00Z, 2013-12-27T17:00Z): no BANK_CASH_MISMATCH.
+    // Lines −1000 equal the ledger's DEBIT − CREDIT inside [2026-11-01T17:00Z, 2026-11-02T17:00Z): no BANK_CASH_MISMATCH.
     expect(rc04.totals.bank_statement_cash_minor).toEqual({ 'BANK-EUR-DE|EUR': '-1000' });
     expect(rc04.totals.ledger_cash_minor).toEqual({ 'BANK-EUR-DE|EUR': '-1000' });
     // The run's manifest carries the import report: the provider file's SHA-256 and its mismatch.
     const manifest = JSON.parse(readFileSync(run.json.manifest.path, 'utf8'));
     const report = manifest.inputs?.sources?.datasets?.bank_statements?.import_report ?? findKey(manifest, 'import_report');
-    expect(report.imports[0].file).toMatchObject({ name: 'viafintech-with-debit.xml', sha256: createHash('sha256').update(readFileSync(corpus('camt053/viafintech-with-debit.xml'))).digest('hex') });
+    expect(report.imports[0].file).toMatchObject({ name: 'debits-from-prcd.xml', sha256: createHash('sha256').update(readFileSync(file)).digest('hex') });
     expect(report.imports[0].mismatches.map((m: any) => m.check)).toEqual(['camt053.statement_rollforward']);
   });
 

@@ -6,7 +6,7 @@
 import { spawnSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../pipeline/cli/main.js';
 import { captureIo } from '../../pipeline/cli/io.js';
@@ -14,7 +14,6 @@ import { captureIo } from '../../pipeline/cli/io.js';
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 export const BIN = join(ROOT, 'bin', 'reckon.js');
-export const SHARED = resolve(ROOT, '..', 'shared');
 
 export interface CliResult { code: number; stdout: string; stderr: string; json?: any }
 
