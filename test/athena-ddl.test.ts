@@ -5,7 +5,7 @@
  * over them executed by DuckDB on the real files (Athena itself is verified only in AWS).
  */
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { athenaColumnType, athenaDdl } from '../pipeline/athena/ddl.js';
 import { outputTypeOfParquet } from '../pipeline/athena/schema.js';
@@ -13,6 +13,7 @@ import { BREAK_OUTPUT_TABLES } from '../pipeline/outputs/break-tables.js';
 import { OUTPUT_TABLES, writeOutputs, type OutputColumn } from '../pipeline/outputs/outputs.js';
 import { InternalError } from '../pipeline/core/errors.js';
 import { scratchDir } from './helpers/cli.js';
+import { withDuck } from './helpers/duckdb.js';
 
 describe('athena ddl', () => {
   it('declares a table with exact column types, a typed date projection and a location template', () => {
@@ -64,15 +65,14 @@ describe('athena ddl', () => {
 });
 
 describe('writeOutputs types', () => {
-  async function withDuck<T>(fn: (conn: Awaited<ReturnType<DuckDBInstance['connect']>>, dir: string) => Promise<T>): Promise<T> {
-    const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
-    const conn = await instance.connect();
+  /** Runs `fn` on a one-thread DuckDB with a scratch folder, both gone afterwards. */
+  async function withDuckAndDir<T>(fn: (conn: DuckDBConnection, dir: string) => Promise<T>): Promise<T> {
     const { dir, cleanup } = scratchDir();
-    try { return await fn(conn, dir); } finally { conn.closeSync(); instance.closeSync(); cleanup(); }
+    try { return await withDuck((conn) => fn(conn, dir), { threads: 1 }); } finally { cleanup(); }
   }
 
   it('refuses a table declaring HUGEINT, DOUBLE or a microsecond timestamp', async () => {
-    await withDuck(async (conn, dir) => {
+    await withDuckAndDir(async (conn, dir) => {
       for (const t of ['HUGEINT', 'DOUBLE', 'TIMESTAMP']) {
         await expect(writeOutputs(conn, dir, '2026-11-02', 'run-x', {}, { t: [{ name: 'v', parquet: t }] })).rejects.toThrow(/outputs allow/);
       }
@@ -81,7 +81,7 @@ describe('writeOutputs types', () => {
   });
 
   it('stops on an integer or bool text that is not exactly of its form, and nulls a decimal that does not fit', async () => {
-    await withDuck(async (conn, dir) => {
+    await withDuckAndDir(async (conn, dir) => {
       const t = { t: [{ name: 'i', parquet: 'BIGINT' }, { name: 'b', parquet: 'BOOLEAN' }, { name: 'd', parquet: 'DECIMAL(38,2)' }] };
       await expect(writeOutputs(conn, dir, '2026-11-02', 'run-a', { t: [{ i: '12.50', b: 'true', d: '1' }] }, t)).rejects.toThrow(/t\.i: value is not an integer: 12\.50/);
       await expect(writeOutputs(conn, dir, '2026-11-02', 'run-b', { t: [{ i: '1', b: 'TRUE', d: '1' }] }, t)).rejects.toThrow(/t\.b: value is not true or false/);
@@ -93,7 +93,7 @@ describe('writeOutputs types', () => {
   });
 
   it('takes rows and queries keyed by column name: a missing or unknown name is an internal error naming it', async () => {
-    await withDuck(async (conn, dir) => {
+    await withDuckAndDir(async (conn, dir) => {
       const t = { t: [{ name: 'a', parquet: 'VARCHAR' }, { name: 'b', parquet: 'BIGINT' }] };
       const write = (runId: string, rows: Record<string, string | null>[], query?: string) => writeOutputs(conn, dir, '2026-11-02', runId, { t: rows }, t, query ? { t: query } : {});
       const refusal = async (p: Promise<unknown>) => p.then(() => 'written', (e: Error) => `${e instanceof InternalError ? 'InternalError' : e.name}: ${e.message}`);
@@ -109,7 +109,7 @@ describe('writeOutputs types', () => {
   });
 
   it('writes the break tables through the tables parameter; the open-breaks view reads the latest run’s snapshot', async () => {
-    await withDuck(async (conn, dir) => {
+    await withDuckAndDir(async (conn, dir) => {
       const tables = { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES };
       const blank = (cols: readonly OutputColumn[], set: Record<string, string>) => Object.fromEntries(cols.map((c) => [c.name, set[c.name] ?? null]));
       const breakRow = (run: string, id: string, state: string, age: string) => blank(BREAK_OUTPUT_TABLES.breaks, {

@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { reckon, scratchDir } from './helpers/cli.js';
+import { fileDuck } from './helpers/duckdb.js';
 import { FAULT, WINDOW, rc06Sources } from './fixtures/breaks.js';
 import { breakId } from '../pipeline/breaks/break-id.js';
 import { BREAK_OUTPUT_TABLES, breakOutputRows } from '../pipeline/outputs/break-tables.js';
@@ -22,8 +22,7 @@ const ID = breakId(FAULT.control_id, FAULT.kind, FAULT.key);
 describe('break output tables', () => {
   let tmp: ReturnType<typeof scratchDir>;
   let store: string;
-  let instance: DuckDBInstance;
-  let conn: DuckDBConnection;
+  const duck = fileDuck();
 
   beforeAll(async () => {
     tmp = scratchDir('reckon-breaks-out-');
@@ -33,10 +32,8 @@ describe('break output tables', () => {
     const adv = (to: string, v: string, ...a: string[]) => expect(reckon(['breaks', 'advance', ID, '--to', to, '--expected-version', v, '--store', store, ...a]).code).toBe(0);
     adv('TRIAGED', '1', '--actor', 'tom', '--owner', 'olivia', '--classification', 'MISSING', '--note', 'line one\nline "two"');
     adv('CONTAINED', '2', '--actor', 'olivia', '--approver', 'amy');
-    instance = await DuckDBInstance.create(':memory:');
-    conn = await instance.connect();
   });
-  afterAll(() => { conn?.closeSync(); instance?.closeSync(); tmp?.cleanup(); });
+  afterAll(() => tmp?.cleanup());
 
   it('writes breaks and break_events with typed columns and exact text beside them', async () => {
     const rows = await breakOutputRows(await openStore(store), { runId: 'run-test', config: defaultConfig().config, controls: await loadControls() });
@@ -44,20 +41,20 @@ describe('break output tables', () => {
     expect(rows.break_events).toHaveLength(3);
     for (const [table, cols] of Object.entries(BREAK_OUTPUT_TABLES)) for (const r of rows[table as keyof typeof rows]) expect(Object.keys(r)).toEqual(cols.map((c) => c.name));
 
-    const objects = await writeOutputs(conn, join(tmp.dir, 'staging'), '2026-11-02', 'run-test', rows, BREAK_OUTPUT_TABLES);
+    const objects = await writeOutputs(duck.conn, join(tmp.dir, 'staging'), '2026-11-02', 'run-test', rows, BREAK_OUTPUT_TABLES);
     expect(objects.map((o) => [o.table, o.key, o.rows])).toEqual([
       ['breaks', 'outputs/breaks/window_date=2026-11-02/run=run-test/part-00000.parquet', 1],
       ['break_events', 'outputs/break_events/window_date=2026-11-02/run=run-test/part-00000.parquet', 3],
     ]);
     const path = (t: string) => objects.find((o) => o.table === t)!.localPath;
 
-    const types = async (t: string) => Object.fromEntries((await (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${path(t)}')`)).getRowObjectsJson()).map((r) => [r.column_name, r.column_type]));
+    const types = async (t: string) => Object.fromEntries((await (await duck.conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${path(t)}')`)).getRowObjectsJson()).map((r) => [r.column_name, r.column_type]));
     const bt = await types('breaks');
     expect(bt).toMatchObject({ version: 'INTEGER', owner_assigned: 'BOOLEAN', age_s: 'DECIMAL(38,6)', sla_s: 'BIGINT', sla_breached: 'BOOLEAN', first_record_time_text: 'VARCHAR' });
     expect(bt.first_record_time).toMatch(/^TIMESTAMP/);
     expect(Object.values(bt).some((ty) => /FLOAT|DOUBLE|HUGEINT/.test(String(ty)))).toBe(false);
 
-    const [b] = (await conn.runAndReadAll(`SELECT break_id, state, version, owner, owner_assigned::VARCHAR AS owner_assigned, classification, age_s::VARCHAR AS age_s, age_s_text, sla_s::VARCHAR AS sla_s,
+    const [b] = (await duck.conn.runAndReadAll(`SELECT break_id, state, version, owner, owner_assigned::VARCHAR AS owner_assigned, classification, age_s::VARCHAR AS age_s, age_s_text, sla_s::VARCHAR AS sla_s,
       sla_breached::VARCHAR AS sla_breached, strftime(first_record_time, '%Y-%m-%dT%H:%M:%S.%g') AS frt_ms, first_record_time_text, as_of_text,
       strftime(window_start, '%Y-%m-%dT%H:%M:%S') AS ws, observation_count::VARCHAR AS n FROM read_parquet('${path('breaks')}')`)).getRowObjectsJson();
     expect(b).toEqual({
@@ -67,7 +64,7 @@ describe('break output tables', () => {
       ws: '2026-11-02T00:00:00', n: '1',
     });
 
-    const ev = (await conn.runAndReadAll(`SELECT version, from_state, to_state, actor, owner, approver, note, event_at_text, epoch_ms(event_at)::VARCHAR AS at_ms, evidence_json, event_run_id
+    const ev = (await duck.conn.runAndReadAll(`SELECT version, from_state, to_state, actor, owner, approver, note, event_at_text, epoch_ms(event_at)::VARCHAR AS at_ms, evidence_json, event_run_id
       FROM read_parquet('${path('break_events')}') ORDER BY version`)).getRowObjectsJson();
     expect(ev.map((e) => [e.version, e.from_state, e.to_state, e.actor, e.owner, e.approver])).toEqual([
       [1, null, 'OPEN', 'reconciler', null, null], [2, 'OPEN', 'TRIAGED', 'tom', 'olivia', null], [3, 'TRIAGED', 'CONTAINED', 'olivia', null, 'amy'],

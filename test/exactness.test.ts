@@ -8,11 +8,11 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS } from '../pipeline/contract/datasets.js';
 import { DatasetWriter, convertToParquet, type CellText, type OutputFormat, type WrittenFile } from '../pipeline/generate/writers.js';
 import { reckon, scratchDir, type CliResult } from './helpers/cli.js';
+import { withDuck } from './helpers/duckdb.js';
 
 const Q1 = '12345678901234567890.123456789012345678'; // 20 integer digits, 18 fractional digits
 const Q2 = '0.123456789012345678';
@@ -104,17 +104,12 @@ async function writeSources(dir: string, format: OutputFormat): Promise<void> {
 }
 
 async function parquetTotals(path: string): Promise<{ name: string; dim: string | null; text: string; dec: string | null }[]> {
-  const db = await DuckDBInstance.create(':memory:');
-  const conn = await db.connect();
-  try {
+  return withDuck(async (conn) => {
     const r = await conn.runAndReadAll(`SELECT total_name, dim, value_text, value_decimal::VARCHAR AS dec, typeof(value_decimal) AS t FROM read_parquet('${path}')`);
     const rows = r.getRowObjectsJson() as any[];
     for (const row of rows) expect(row.t).toBe('DECIMAL(38,18)');
     return rows.map((x) => ({ name: String(x.total_name), dim: x.dim === null ? null : String(x.dim), text: String(x.value_text), dec: x.dec === null ? null : String(x.dec) }));
-  } finally {
-    conn.closeSync();
-    db.closeSync();
-  }
+  });
 }
 
 /** `1.500` → `1.5`, `10.000` → `10`: the same decimal, shortest text. */
@@ -201,16 +196,9 @@ describe('a Parquet dataset larger than one appender flush', () => {
       mkdirSync(join(src, name), { recursive: true });
       writeFileSync(join(src, name, '_watermark.json'), '{"watermark": "2026-11-03T00:05:00Z"}\n');
     }
-    const db = await DuckDBInstance.create(':memory:');
-    const conn = await db.connect();
-    try {
-      await conn.run(`COPY (SELECT TIMESTAMPTZ '2026-11-01 12:00:00+00' AS updated_at, 'RES-' || lpad(range::VARCHAR, 7, '0') AS reservation_id,
+    await withDuck((conn) => conn.run(`COPY (SELECT TIMESTAMPTZ '2026-11-01 12:00:00+00' AS updated_at, 'RES-' || lpad(range::VARCHAR, 7, '0') AS reservation_id,
         'ACC-X' AS account_id, 'USD' AS currency, 100::DECIMAL(38,0) AS amount_minor, 'RELEASED' AS status, 1::BIGINT AS version
-        FROM range(210000)) TO '${join(src, 'reservations', 'part-00001.parquet')}' (FORMAT parquet)`);
-    } finally {
-      conn.closeSync();
-      db.closeSync();
-    }
+        FROM range(210000)) TO '${join(src, 'reservations', 'part-00001.parquet')}' (FORMAT parquet)`));
     const run = reckon(['run', '--date', '2026-11-02', '--control', 'RC03', '--sources', src, '--store', join(tmp.dir, 'store'), '--json', '--quiet']);
     expect(run.json, run.stderr).toBeDefined();
     const manifest = JSON.parse(readFileSync(run.json.manifest.path, 'utf8'));

@@ -18,34 +18,22 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Decimal } from 'decimal.js';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { defaultConfig } from '../pipeline/config/config.js';
 import { DATASETS, type ColumnSpec } from '../pipeline/contract/datasets.js';
-import { loadSources, type LoadResult } from '../pipeline/load/load.js';
+import type { LoadResult } from '../pipeline/load/load.js';
 import { reckon, scratchDir } from './helpers/cli.js';
+import { fileDuck, loadDefault } from './helpers/duckdb.js';
 import { READERS, WINDOW, csvField, csvText, jsonlText, validDay, writeDay } from './fixtures/hostile.js';
 
 const tmp = scratchDir('reckon-fuzz-');
-let instance: DuckDBInstance;
-let conn: DuckDBConnection;
+const duck = fileDuck({ threads: 1 });
 let counter = 0;
-beforeAll(async () => {
-  instance = await DuckDBInstance.create(':memory:', { threads: '1' });
-  conn = await instance.connect();
-  await conn.run(`SET TimeZone = 'UTC'`);
-});
-afterAll(() => {
-  conn.closeSync();
-  instance.closeSync();
-  tmp.cleanup();
-});
+afterAll(() => tmp.cleanup());
 
 async function load(dir: string): Promise<LoadResult> {
-  const { config } = defaultConfig();
-  return loadSources(conn, dir, config, join(tmp.dir, `links-${++counter}`));
+  return loadDefault(duck.conn, dir, join(tmp.dir, `links-${++counter}`));
 }
 
 // ---------------------------------------------------------------- value generators
@@ -192,7 +180,7 @@ describe('fuzz: generated rows', () => {
       const col = (n: string) => spec.columns.findIndex((c) => c.name === n);
       const want = ex.rows.filter((row) => !row.invalid.length).map((row) => [row.values[col('execution_id')], new Decimal(row.values[col('fill_qty')]).toFixed(18), new Decimal(row.values[col('price')]).toFixed(18)])
         .sort((a, b) => Buffer.compare(Buffer.from(a[0]), Buffer.from(b[0])));
-      const got = (await conn.runAndReadAll(`SELECT execution_id, fill_qty::VARCHAR, price::VARCHAR FROM executions`)).getRows().map((x) => x.map(String))
+      const got = (await duck.conn.runAndReadAll(`SELECT execution_id, fill_qty::VARCHAR, price::VARCHAR FROM executions`)).getRows().map((x) => x.map(String))
         .sort((a, b) => Buffer.compare(Buffer.from(a[0]), Buffer.from(b[0])));
       expect(got).toEqual(want);
     }), { numRuns: runs, endOnFailure: true });

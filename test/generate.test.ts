@@ -8,12 +8,12 @@
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CONTRACT_KINDS } from '../fixtures/contract-kinds.js';
 import { loadControls } from '../pipeline/controls/definitions.js';
 import { generateDay } from '../pipeline/generate/day.js';
 import { ROOT, reckon, scratchDir } from './helpers/cli.js';
+import { withDuck } from './helpers/duckdb.js';
 
 const tmp = scratchDir('reckon-generate-');
 afterAll(() => tmp.cleanup());
@@ -95,9 +95,7 @@ describe('reckon generate', () => {
     expect(files).toContain('orders/part-00002.parquet');
     expect(files.some((f) => f.endsWith('.csv'))).toBe(false);
     for (const f of files) expect(readFileSync(join(p1, f)).equals(readFileSync(join(p2, f))), f).toBe(true);
-    const db = await DuckDBInstance.create(':memory:');
-    const conn = await db.connect();
-    try {
+    await withDuck(async (conn) => {
       const types = async (ds: string) => Object.fromEntries(
         (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${join(p1, ds, 'part-00001.parquet')}')`)).getRowObjectsJson().map((r: any) => [r.column_name, r.column_type]),
       );
@@ -109,10 +107,7 @@ describe('reckon generate', () => {
       expect(vf.venue_time_local).toBe('VARCHAR');
       const bs = await types('bank_statements');
       expect([bs.business_date, bs.complete]).toEqual(['DATE', 'BOOLEAN']);
-    } finally {
-      conn.closeSync();
-      db.closeSync();
-    }
+    });
     runAndCompare(p1, join(tmp.dir, 'store-p'));
   });
 

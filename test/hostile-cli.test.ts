@@ -7,8 +7,8 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { reckon, scratchDir } from './helpers/cli.js';
+import { withDuck } from './helpers/duckdb.js';
 import { READERS, WINDOW, csvLine, csvText, validDay, writeDay } from './fixtures/hostile.js';
 
 const tmp = scratchDir('reckon-hostile-cli-');
@@ -34,12 +34,8 @@ describe('reckon run on hostile input', () => {
     renameSync(join(sources, 'orders/part-0001.csv'), join(sources, 'orders', csvName));
     // positions as Parquet under a hostile name, made by DuckDB under a safe name first.
     rmSync(join(sources, 'positions/part-0001.csv'));
-    const inst = await DuckDBInstance.create(':memory:');
-    const conn = await inst.connect();
     const made = join(tmp.dir, 'made.parquet');
-    await conn.run(`COPY (SELECT TIMESTAMPTZ '2026-11-02 00:00:00+00' AS as_of, 'ACC-1' AS account_id, 'US-ACME' AS instrument_id, 0::DECIMAL(20,4) AS quantity, 0::BIGINT AS cost_minor, 'USD' AS cost_currency) TO '${made}' (FORMAT parquet)`);
-    conn.closeSync();
-    inst.closeSync();
+    await withDuck((conn) => conn.run(`COPY (SELECT TIMESTAMPTZ '2026-11-02 00:00:00+00' AS as_of, 'ACC-1' AS account_id, 'US-ACME' AS instrument_id, 0::DECIMAL(20,4) AS quantity, 0::BIGINT AS cost_minor, 'USD' AS cost_currency) TO '${made}' (FORMAT parquet)`));
     const pqName = `b'); COPY x TO 'pwned.csv'; --.parquet`;
     renameSync(made, join(sources, 'positions', pqName));
 
@@ -74,11 +70,7 @@ describe('reckon run on hostile input', () => {
     }]);
     expect(r.manifest.sources.datasets.ledger_postings).toMatchObject({ records_read: 6, records_loaded: 5, quarantined: 1 });
     const out = r.manifest.outputs.find((o: any) => o.table === 'quarantine');
-    const inst = await DuckDBInstance.create(':memory:');
-    const conn = await inst.connect();
-    const rows = (await conn.runAndReadAll(`SELECT dataset, file, "row"::VARCHAR, "column", rule, raw FROM read_parquet('${join(r.store, out.key)}')`)).getRows();
-    conn.closeSync();
-    inst.closeSync();
+    const rows = await withDuck(async (conn) => (await conn.runAndReadAll(`SELECT dataset, file, "row"::VARCHAR, "column", rule, raw FROM read_parquet('${join(r.store, out.key)}')`)).getRows());
     expect(rows).toEqual([['ledger_postings', 'ledger_postings/part-0001.csv', '3', 'amount_minor', 'amount_fractional', csvLine(day.ledger_postings.rows[2])]]);
   });
 

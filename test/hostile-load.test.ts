@@ -8,29 +8,17 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { defaultConfig } from '../pipeline/config/config.js';
-import { loadSources, type LoadResult } from '../pipeline/load/load.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { LoadResult } from '../pipeline/load/load.js';
 import { MAX_RECORD_BYTES } from '../pipeline/sources/readers.js';
 import { scratchDir } from './helpers/cli.js';
+import { fileDuck, loadDefault } from './helpers/duckdb.js';
 import { csvLine, csvText, validDay, type Table } from './fixtures/hostile.js';
 
 const tmp = scratchDir('reckon-hostile-');
-let instance: DuckDBInstance;
-let conn: DuckDBConnection;
+const duck = fileDuck({ threads: 1 });
 let counter = 0;
-
-beforeAll(async () => {
-  instance = await DuckDBInstance.create(':memory:', { threads: '1' });
-  conn = await instance.connect();
-  await conn.run(`SET TimeZone = 'UTC'`);
-});
-afterAll(() => {
-  conn.closeSync();
-  instance.closeSync();
-  tmp.cleanup();
-});
+afterAll(() => tmp.cleanup());
 
 const day = validDay(3);
 
@@ -46,12 +34,11 @@ function root(files: Record<string, string | Buffer>): string {
 }
 
 async function load(dir: string): Promise<LoadResult> {
-  const { config } = defaultConfig();
-  return loadSources(conn, dir, config, join(tmp.dir, `links-${++counter}`));
+  return loadDefault(duck.conn, dir, join(tmp.dir, `links-${++counter}`));
 }
 
 async function query(sql: string): Promise<string[][]> {
-  const r = await conn.runAndReadAll(sql);
+  const r = await duck.conn.runAndReadAll(sql);
   return r.getRows().map((row) => row.map((v) => (v === null ? null : String(v))) as string[]);
 }
 
@@ -420,7 +407,7 @@ describe('Parquet', () => {
   async function parquet(path: string, select: string): Promise<void> {
     mkdirSync(join(path, '..'), { recursive: true });
     const staged = join(tmp.dir, `made-${++counter}.parquet`);
-    await conn.run(`COPY (${select}) TO '${staged}' (FORMAT parquet)`);
+    await duck.conn.run(`COPY (${select}) TO '${staged}' (FORMAT parquet)`);
     execFileSync('mv', [staged, path]);
   }
   const execSelect = (price: string) => `SELECT TIMESTAMPTZ '2026-11-02 09:01:02+00' AS executed_at, 'EXE-0001' AS execution_id, 'ORD-0001' AS order_id,
@@ -473,7 +460,7 @@ describe('file names and links: never SQL, never outside the source root', () =>
     const pq = name.replace(/\.csv$/, '.parquet');
     const staged = join(tmp.dir, `made-${++counter}.parquet`);
     mkdirSync(join(dir, 'positions'), { recursive: true });
-    await conn.run(`COPY (SELECT TIMESTAMPTZ '2026-11-02 00:00:00+00' AS as_of, 'ACC-1' AS account_id, 'US-ACME' AS instrument_id, 0::DECIMAL(10,0) AS quantity, 0::BIGINT AS cost_minor, 'USD' AS cost_currency) TO '${staged}' (FORMAT parquet)`);
+    await duck.conn.run(`COPY (SELECT TIMESTAMPTZ '2026-11-02 00:00:00+00' AS as_of, 'ACC-1' AS account_id, 'US-ACME' AS instrument_id, 0::DECIMAL(10,0) AS quantity, 0::BIGINT AS cost_minor, 'USD' AS cost_currency) TO '${staged}' (FORMAT parquet)`);
     execFileSync('mv', [staged, join(dir, 'positions', pq)]);
     const r = await load(dir);
     expect(entries(r)).toEqual([]);

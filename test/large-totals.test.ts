@@ -9,9 +9,9 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, reckon, scratchDir, type CliResult } from './helpers/cli.js';
+import { withDuck } from './helpers/duckdb.js';
 
 type Totals = Record<string, string | Record<string, string>>;
 const DAY = join(ROOT, 'fixtures', 'sample-day', 'sources');
@@ -65,10 +65,7 @@ describe('keyed totals beyond the inline limit', () => {
 
   it('writes every entry of a large total to the control_totals output, exact, and the manifest verifies', async () => {
     const file = findFile(join(tmp.dir, 'b', 'outputs', 'control_totals'), 'part-00000.parquet');
-    const db = await DuckDBInstance.create(':memory:');
-    const conn = await db.connect();
-    const rows = (await conn.runAndReadAll(`SELECT control_id, total_name, dim, value_text, value_integer::VARCHAR AS vi FROM read_parquet('${file}') ORDER BY 1, 2, 3`)).getRowObjectsJson();
-    conn.closeSync();
+    const rows = await withDuck(async (conn) => (await conn.runAndReadAll(`SELECT control_id, total_name, dim, value_text, value_integer::VARCHAR AS vi FROM read_parquet('${file}') ORDER BY 1, 2, 3`)).getRowObjectsJson());
     const fromOutput = new Map<string, Record<string, string>>();
     for (const r of rows) {
       if (r.dim === null) continue;

@@ -16,32 +16,24 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { defaultConfig, type Config } from '../pipeline/config/config.js';
 import { ROUNDING_MODES } from '../pipeline/contract/money.js';
 import { DATASETS, datasetSpec, type ColumnSpec, type DatasetSpec } from '../pipeline/contract/datasets.js';
 import { loadSources, type FilePath, type LoadResult } from '../pipeline/load/load.js';
 import { scratchDir } from './helpers/cli.js';
+import { AS_IN_A_RUN, fileDuck, openDuck, withDuck } from './helpers/duckdb.js';
 import { csvLine } from './fixtures/hostile.js';
 
 const tmp = scratchDir('reckon-fastpath-');
-let instance: DuckDBInstance;
-let conn: DuckDBConnection;
+// As in a run (pipeline/load/engine.ts): two threads, insertion order not preserved.
+const duck = fileDuck(AS_IN_A_RUN);
 let counter = 0;
 let config: Config;
 
 beforeAll(async () => {
-  // As in a run (pipeline/run.ts): two threads, insertion order not preserved.
-  instance = await DuckDBInstance.create(':memory:', { threads: '2', preserve_insertion_order: 'false' });
-  conn = await instance.connect();
-  await conn.run(`SET TimeZone = 'UTC'`);
   config = defaultConfig().config;
 });
-afterAll(() => {
-  conn.closeSync();
-  instance.closeSync();
-  tmp.cleanup();
-});
+afterAll(() => tmp.cleanup());
 
 // ---------------------------------------------------------------- seeded values
 
@@ -206,10 +198,7 @@ function typedSelect(spec: DatasetSpec): string {
  */
 async function writeParquet(path: string, spec: DatasetSpec, data: string[][], typed: boolean, g: Gen): Promise<void> {
   mkdirSync(join(path, '..'), { recursive: true });
-  const db = await DuckDBInstance.create(':memory:');
-  const c = await db.connect();
-  try {
-    await c.run(`SET TimeZone = 'UTC'`);
+  await withDuck(async (c) => {
     await c.run(`CREATE TABLE t (${spec.columns.map((_, i) => `c${i} VARCHAR`).join(', ')})`);
     const app = await c.createAppender('t');
     for (const r of data) {
@@ -229,10 +218,7 @@ async function writeParquet(path: string, spec: DatasetSpec, data: string[][], t
       }
     }
     await c.run(`COPY (SELECT ${select} FROM t) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 2048)`);
-  } finally {
-    c.closeSync();
-    db.closeSync();
-  }
+  });
 }
 
 // ---------------------------------------------------------------- loading and comparing
@@ -245,9 +231,9 @@ interface Snapshot {
 async function snapshot(r: LoadResult): Promise<Snapshot> {
   const tables: Record<string, string[][]> = {};
   for (const d of DATASETS) {
-    const cols = (await conn.runAndReadAll(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = '${d.name}' ORDER BY ordinal_position`)).getRows();
+    const cols = (await duck.conn.runAndReadAll(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = '${d.name}' ORDER BY ordinal_position`)).getRows();
     const types = cols.map(([n, t]) => `${n} ${t}`).join(', ');
-    const data = (await conn.runAndReadAll(`SELECT ${cols.map(([n]) => `"${n}"::VARCHAR`).join(', ')} FROM "${d.name}" ORDER BY _source`)).getRows();
+    const data = (await duck.conn.runAndReadAll(`SELECT ${cols.map(([n]) => `"${n}"::VARCHAR`).join(', ')} FROM "${d.name}" ORDER BY _source`)).getRows();
     tables[d.name] = [[types], ...data.map((row) => row.map((v) => (v === null ? '∅' : String(v))))];
   }
   // viewFiles (which files views read, with their stamps) differs by mode by design; the rest must not.
@@ -261,17 +247,17 @@ async function loadBoth(root: string, cfg: Config = config) {
   const paths = new Map<string, string>();
   const sql = new Map<string, number>();
   const onFile = (f: FilePath) => { paths.set(f.path, f.loadedBy === 'fast' ? 'fast' : `js: ${f.reason}`); sql.set(f.path, f.sqlRecords); };
-  const fastResult = await loadSources(conn, root, cfg, join(tmp.dir, `links-${++counter}`), { onFile });
+  const fastResult = await loadSources(duck.conn, root, cfg, join(tmp.dir, `links-${++counter}`), { onFile });
   const fast = await snapshot(fastResult);
-  const jsResult = await loadSources(conn, root, cfg, join(tmp.dir, `links-${++counter}`), { fast: false });
+  const jsResult = await loadSources(duck.conn, root, cfg, join(tmp.dir, `links-${++counter}`), { fast: false });
   const js = await snapshot(jsResult);
   return { fast, js, fastResult, paths, sql };
 }
 
 /** Loads `root` in view mode (LoadOptions.views): returns the snapshot and which datasets became views. */
 async function loadViews(root: string, cfg: Config = config) {
-  const result = await loadSources(conn, root, cfg, join(tmp.dir, `links-${++counter}`), { views: true });
-  const kinds = (await conn.runAndReadAll(`SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'VIEW' ORDER BY 1`)).getRows();
+  const result = await loadSources(duck.conn, root, cfg, join(tmp.dir, `links-${++counter}`), { views: true });
+  const kinds = (await duck.conn.runAndReadAll(`SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'VIEW' ORDER BY 1`)).getRows();
   return { snap: await snapshot(result), views: kinds.map(([n]) => String(n)) };
 }
 
@@ -424,10 +410,9 @@ describe('record numbers on the CSV fast path', () => {
     const lines = [spec.columns.map((c) => c.name).join(',')];
     for (let i = 1; i <= n; i++) lines.push(`2026-11-02T10:00:00.${String(i % 1_000_000).padStart(6, '0')}Z,EV-${i},ORD-${i},OrderAccepted,SENT,`);
     writeFileSync(join(newDir(root, spec.name), 'big.csv'), `${lines.join('\n')}\n`);
-    const db = storage === 'memory' ? undefined : await DuckDBInstance.create(join(root, 'work.duckdb'), { threads: '2', preserve_insertion_order: 'false' });
-    const c = db ? await db.connect() : conn;
+    const db = storage === 'memory' ? undefined : await openDuck({ ...AS_IN_A_RUN, path: join(root, 'work.duckdb') });
+    const c = db ? db.conn : duck.conn;
     try {
-      if (db) await c.run(`SET TimeZone = 'UTC'`);
       const paths = new Map<string, string>();
       const r = await loadSources(c, root, config, join(tmp.dir, `links-${++counter}`), { onFile: (f) => paths.set(f.path, f.loadedBy) });
       expect(paths.get('outbox_events/big.csv')).toBe('fast');
@@ -439,7 +424,7 @@ describe('record numbers on the CSV fast path', () => {
       // The file's text was a temporary table, dropped with the load's other helper tables.
       expect((await c.runAndReadAll(`SELECT count(*)::VARCHAR FROM duckdb_tables() WHERE table_name LIKE '\\_\\_ld\\_csv%' ESCAPE '\\'`)).getRows()).toEqual([['0']]);
     } finally {
-      if (db) { c.closeSync(); db.closeSync(); }
+      db?.close();
     }
   });
 });

@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { reckon, scratchDir } from './helpers/cli.js';
+import { withDuck } from './helpers/duckdb.js';
 
 const tmp = scratchDir('reckon-parquet-large-');
 afterAll(() => tmp.cleanup());
@@ -18,16 +18,13 @@ describe('a large Parquet file', () => {
     const sources = join(tmp.dir, 'sources');
     mkdirSync(join(sources, 'orders'), { recursive: true });
     const path = join(sources, 'orders', 'part-1.parquet');
-    const db = await DuckDBInstance.create(':memory:');
-    const c = await db.connect();
-    await c.run(`COPY (
+    await withDuck((c) => c.run(`COPY (
       SELECT TIMESTAMPTZ '2026-11-02 00:00:00+00' + to_microseconds(i * 250000) AS accepted_at,
              'ORD-' || lpad(i::VARCHAR, 7, '0') AS order_id, 1::BIGINT AS order_version, 'C' || i AS client_order_id,
              'ACC-1' AS account_id, 'US-ACME' AS instrument_id, 'BUY' AS side, (i % 97 + 1)::DECIMAL(38,18) AS ordered_qty,
              'CANCELED' AS status, TIMESTAMPTZ '2026-11-02 00:00:00+00' + to_microseconds(i * 250000) AS event_at,
              TIMESTAMPTZ '2026-11-02 00:00:01+00' + to_microseconds(i * 250000) AS ingested_at
-      FROM range(300000) t(i)) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 50000)`);
-    c.closeSync(); db.closeSync();
+      FROM range(300000) t(i)) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 50000)`));
     writeFileSync(join(sources, 'orders', '_watermark.json'), JSON.stringify({ watermark: '2026-11-04T00:00:00Z' }));
     const r = reckon(['run', '--date', '2026-11-02', '--control', 'RC01', '--sources', sources, '--store', join(tmp.dir, 'store'), '--json', '--quiet']);
     expect(r.json, r.stderr).toBeDefined();

@@ -8,12 +8,12 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { athenaDdl, type AthenaStatement } from '../pipeline/athena/ddl.js';
 import { discoverOutputTables } from '../pipeline/athena/schema.js';
 import { LocalObjectStore } from '../pipeline/store/local-store.js';
 import { reckon, scratchDir } from './helpers/cli.js';
+import { fileDuck } from './helpers/duckdb.js';
 import { writeSmallSources } from './fixtures/s3-small-sources.js';
 
 let sources: { dir: string; cleanup: () => void };
@@ -21,8 +21,7 @@ let store: { dir: string; cleanup: () => void };
 let runs: any[];
 let manifests: any[];
 let ddl: AthenaStatement[];
-let instance: DuckDBInstance;
-let conn: DuckDBConnection;
+const duck = fileDuck({ threads: 1 });
 
 /** The DuckDB type that reads a DDL type exactly (Athena timestamps are milliseconds). */
 function duckType(athena: string): string {
@@ -52,7 +51,7 @@ function ddlColumns(sql: string): { name: string; type: string }[] {
 }
 
 async function rows(sql: string): Promise<Record<string, any>[]> {
-  return (await conn.runAndReadAll(sql)).getRowObjectsJson() as Record<string, any>[];
+  return (await duck.conn.runAndReadAll(sql)).getRowObjectsJson() as Record<string, any>[];
 }
 
 /** An ISO UTC text truncated to milliseconds, as DuckDB prints a TIMESTAMP (trailing zeros of the fraction dropped). */
@@ -70,13 +69,8 @@ beforeAll(async () => {
   manifests = readdirSync(join(store.dir, 'manifests')).filter((n) => n.endsWith('.json')).sort().map((n) => JSON.parse(readFileSync(join(store.dir, 'manifests', n), 'utf8')));
   const tables = await discoverOutputTables(new LocalObjectStore(store.dir));
   ddl = athenaDdl(tables, { database: 'recon', store: 's3://example-bucket/reckon' });
-  instance = await DuckDBInstance.create(':memory:', { threads: '1' });
-  conn = await instance.connect();
-  await conn.run(`SET TimeZone = 'UTC'`);
 });
 afterAll(() => {
-  conn?.closeSync();
-  instance?.closeSync();
   sources?.cleanup();
   store?.cleanup();
 });
@@ -161,11 +155,11 @@ describe('Parquet outputs, Athena DDL and read-back', () => {
   });
 
   it('runs the DDL’s views over the files: the latest accepted run per window, and the open breaks', async () => {
-    await conn.run('CREATE SCHEMA IF NOT EXISTS recon');
+    await duck.conn.run('CREATE SCHEMA IF NOT EXISTS recon');
     for (const t of ddl.filter((s) => s.kind === 'table')) {
-      await conn.run(`CREATE OR REPLACE VIEW recon."${t.name}" AS SELECT * EXCLUDE (run) FROM read_parquet('${store.dir}/outputs/${t.name}/*/*/*.parquet', hive_partitioning = true, hive_types = {'window_date': VARCHAR})`);
+      await duck.conn.run(`CREATE OR REPLACE VIEW recon."${t.name}" AS SELECT * EXCLUDE (run) FROM read_parquet('${store.dir}/outputs/${t.name}/*/*/*.parquet', hive_partitioning = true, hive_types = {'window_date': VARCHAR})`);
     }
-    for (const v of ddl.filter((s) => s.kind === 'view')) await conn.run(v.sql);
+    for (const v of ddl.filter((s) => s.kind === 'view')) await duck.conn.run(v.sql);
     const latest = await rows(`SELECT control_id, run_id, status, window_date FROM recon.latest_accepted_runs ORDER BY control_id`);
     expect(latest).toEqual([
       { control_id: 'RC01', run_id: runs[1].run_id, status: 'BREAKS', window_date: '2026-11-02' },

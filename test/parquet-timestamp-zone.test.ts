@@ -14,37 +14,30 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { defaultConfig, type Config } from '../pipeline/config/config.js';
 import { loadSources, type FilePath } from '../pipeline/load/load.js';
 import { parquetWriteFile } from 'hyparquet-writer';
 import { parquetTimeColumns } from '../pipeline/sources/parquet-time.js';
 import { scratchDir } from './helpers/cli.js';
+import { AS_IN_A_RUN, fileDuck, withDuck } from './helpers/duckdb.js';
 
 const tmp = scratchDir('reckon-parquet-zone-');
-let writer: DuckDBInstance;
-let w: DuckDBConnection;
+// The DuckDB that writes the test files; each load gets its own, as a run does.
+const writer = fileDuck();
 let config: Config;
 let counter = 0;
 
 beforeAll(async () => {
-  writer = await DuckDBInstance.create(':memory:');
-  w = await writer.connect();
-  await w.run(`SET TimeZone = 'UTC'`);
   config = defaultConfig().config;
 });
-afterAll(() => {
-  w.closeSync();
-  writer.closeSync();
-  tmp.cleanup();
-});
+afterAll(() => tmp.cleanup());
 
 /** Writes an outbox_events Parquet file whose created_at / published_at have the given DuckDB types. */
 async function writeOutbox(root: string, file: string, createdType: string, publishedType: string): Promise<string> {
   const dir = join(root, 'outbox_events');
   mkdirSync(dir, { recursive: true });
   const path = join(dir, file);
-  await w.run(`COPY (
+  await writer.conn.run(`COPY (
     SELECT '2026-11-02 10:00:00.25'::${createdType} AS created_at, 'EV-' || '${file}-1' AS event_id, 'ORD-1' AS aggregate_id,
            'OrderAccepted' AS event_type, 'SENT' AS publish_status, '2026-11-02 10:00:01'::${publishedType} AS published_at
     UNION ALL
@@ -54,36 +47,30 @@ async function writeOutbox(root: string, file: string, createdType: string, publ
 }
 
 /** The column names DuckDB reads from a Parquet file, in order (what the loader's DESCRIBE gives). */
-const describedNames = async (path: string) => (await w.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${path}')`)).getRows().map((r) => String(r[0]));
+const describedNames = async (path: string) => (await writer.conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${path}')`)).getRows().map((r) => String(r[0]));
 
 async function load(root: string, opts: { fast: boolean; views: boolean }) {
-  const db = await DuckDBInstance.create(':memory:', { threads: '2', preserve_insertion_order: 'false' });
-  const c = await db.connect();
-  try {
-    await c.run(`SET TimeZone = 'UTC'`);
+  return withDuck(async (c) => {
     const paths = new Map<string, string>();
     const r = await loadSources(c, root, config, join(tmp.dir, `links-${++counter}`), { ...opts, datasets: ['outbox_events'], onFile: (f: FilePath) => paths.set(f.path, f.loadedBy) });
     const rows = (await c.runAndReadAll(`SELECT event_id, strftime(created_at, '%Y-%m-%dT%H:%M:%S.%fZ') FROM outbox_events ORDER BY event_id`)).getRows().map((x) => x.map(String));
     return { r, rows, paths };
-  } finally {
-    c.closeSync();
-    db.closeSync();
-  }
+  }, AS_IN_A_RUN);
 }
 
 describe('Parquet timestamps must be UTC-adjusted (CONTRACT §1)', () => {
   it('names the columns written without zone: TIMESTAMP, TIMESTAMP_MS, TIMESTAMP_NS, not TIMESTAMPTZ', async () => {
     const path = join(tmp.dir, 'kinds.parquet');
-    await w.run(`COPY (SELECT TIMESTAMP '2026-11-02 10:00:00' AS a, TIMESTAMPTZ '2026-11-02 10:00:00+00' AS b, TIMESTAMP_MS '2026-11-02 10:00:00' AS m, TIMESTAMP_NS '2026-11-02 10:00:00' AS n, DATE '2026-11-02' AS d) TO '${path}' (FORMAT parquet)`);
-    const time = await parquetTimeColumns(w, path, await describedNames(path));
+    await writer.conn.run(`COPY (SELECT TIMESTAMP '2026-11-02 10:00:00' AS a, TIMESTAMPTZ '2026-11-02 10:00:00+00' AS b, TIMESTAMP_MS '2026-11-02 10:00:00' AS m, TIMESTAMP_NS '2026-11-02 10:00:00' AS n, DATE '2026-11-02' AS d) TO '${path}' (FORMAT parquet)`);
+    const time = await parquetTimeColumns(writer.conn, path, await describedNames(path));
     expect([...time].filter(([, t]) => t.naive).map(([n]) => n)).toEqual(['a', 'm', 'n']);
     expect([...time].filter(([, t]) => t.utcNanos)).toEqual([]);
   });
 
   it('pairs columns by position: a field of the same name inside a struct, or a repeated name, is not the column', async () => {
     const path = join(tmp.dir, 'nested.parquet');
-    await w.run(`COPY (SELECT TIMESTAMPTZ '2026-11-02 10:00:00+00' AS created_at, {'created_at': TIMESTAMP '2026-11-02 10:00:00', 'note': 'x'} AS meta, TIMESTAMP '2026-11-02 10:00:00' AS b) TO '${path}' (FORMAT parquet)`);
-    const time = await parquetTimeColumns(w, path, await describedNames(path));
+    await writer.conn.run(`COPY (SELECT TIMESTAMPTZ '2026-11-02 10:00:00+00' AS created_at, {'created_at': TIMESTAMP '2026-11-02 10:00:00', 'note': 'x'} AS meta, TIMESTAMP '2026-11-02 10:00:00' AS b) TO '${path}' (FORMAT parquet)`);
+    const time = await parquetTimeColumns(writer.conn, path, await describedNames(path));
     expect([...time].map(([n, t]) => [n, t.parquetName, t.naive])).toEqual([['created_at', 'created_at', false], ['meta', 'meta', false], ['b', 'b', true]]);
   });
 
@@ -105,7 +92,7 @@ describe('Parquet timestamps must be UTC-adjusted (CONTRACT §1)', () => {
     write('a-ns.parquet', [at + 789n, at, at], [at, at + 1n, null]);
     write('b-whole-us.parquet', [at, at + 1000n], [null, at]);
     const aNs = join(root, 'outbox_events', 'a-ns.parquet');
-    const utc = (await parquetTimeColumns(w, aNs, await describedNames(aNs))).get('created_at');
+    const utc = (await parquetTimeColumns(writer.conn, aNs, await describedNames(aNs))).get('created_at');
     expect(utc).toEqual({ parquetName: 'created_at', naive: false, utcNanos: true });
     for (const opts of [{ fast: false, views: false }, { fast: true, views: true }]) {
       const { r, rows, paths } = await load(root, opts);
@@ -185,7 +172,7 @@ describe('Parquet timestamps must be UTC-adjusted (CONTRACT §1)', () => {
   it('a *_local column stored as a timestamp without zone is the local time it holds; one adjusted to UTC is not a local time', async () => {
     const root = join(tmp.dir, `case-${++counter}`);
     mkdirSync(join(root, 'venue_fills'), { recursive: true });
-    const fill = (file: string, type: string) => w.run(`COPY (
+    const fill = (file: string, type: string) => writer.conn.run(`COPY (
       SELECT '2026-11-02 10:00:00.5'::${type} AS venue_time_local, 'America/New_York' AS venue_timezone, 'XNYS' AS venue_id, 'F-${file}' AS venue_fill_id,
              'ORD-1' AS order_id, 'US-ACME' AS instrument_id, 'BUY' AS side, 10::DECIMAL(38,18) AS fill_qty, 12.5::DECIMAL(38,18) AS price,
              'USD' AS price_currency, 1::BIGINT AS venue_seq, 'FILE-1' AS file_id
@@ -193,20 +180,14 @@ describe('Parquet timestamps must be UTC-adjusted (CONTRACT §1)', () => {
     await fill('a-naive.parquet', 'TIMESTAMP');
     await fill('b-utc.parquet', 'TIMESTAMPTZ');
     for (const fast of [false, true]) {
-      const db = await DuckDBInstance.create(':memory:', { threads: '2', preserve_insertion_order: 'false' });
-      const c = await db.connect();
-      try {
-        await c.run(`SET TimeZone = 'UTC'`);
+      await withDuck(async (c) => {
         const r = await loadSources(c, root, config, join(tmp.dir, `links-${++counter}`), { fast, views: fast, datasets: ['venue_fills'] });
         // 10:00:00.5 in New York on 2 November 2026 (EST, UTC−5) is 15:00:00.5Z.
         expect((await c.runAndReadAll(`SELECT venue_fill_id, strftime(venue_time_local, '%Y-%m-%dT%H:%M:%S.%f'), strftime(venue_time_utc, '%Y-%m-%dT%H:%M:%S.%fZ') FROM venue_fills`)).getRows())
           .toEqual([['F-a-naive.parquet', '2026-11-02T10:00:00.500000', '2026-11-02T15:00:00.500000Z']]);
         expect(r.quarantine.map((e) => [e.file, e.row, e.column, e.rule, (JSON.parse(e.raw) as Record<string, string>)[e.column!]]))
           .toEqual([['venue_fills/b-utc.parquet', 1, 'venue_time_local', 'local_timestamp_with_zone', '2026-11-02T10:00:00.500000Z']]);
-      } finally {
-        c.closeSync();
-        db.closeSync();
-      }
+      }, AS_IN_A_RUN);
     }
   });
 });
