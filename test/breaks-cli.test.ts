@@ -3,7 +3,7 @@
  * on one expected version, refusals naming their rule, list/show output, and the bundled sample
  * day run twice into one store leaving exactly one break per expected difference.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

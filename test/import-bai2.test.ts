@@ -5,25 +5,18 @@
  * without a direction). Runs the real CLI as a child process. The same checks on the public
  * corpus files are in the shared suite (test/shared/).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
-import { reckon, scratchDir } from './helpers/cli.js';
-import { csvRecords, importReport, lineOf } from './fixtures/import.js';
+import { reckon, scratchPerTest } from './helpers/cli.js';
+import { importedRows, importReport, lineOf, sha256File } from './fixtures/import.js';
 import { BAI2_FILES, writeBai2 } from './fixtures/bai2.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
-function scratch(): string {
-  const s = scratchDir('reckon-import-bai2-');
-  cleanups.push(s.cleanup);
-  return s.dir;
-}
+const scratch = scratchPerTest('reckon-import-bai2-');
 
 const CAL = ['--timezone', 'America/Toronto', '--cutoff', '17:00'];
-const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
-const csvOf = (dir: string, ds: string, p: string) => csvRecords(readFileSync(join(dir, ds, `import-bai2-${sha(p).slice(0, 16)}.csv`), 'utf8'));
+const sha = sha256File;
+const csvOf = (dir: string, ds: string, p: string) => importedRows(dir, ds, 'bai2', p);
 const totals = (entry: any) => entry.control_totals.map((c: any) => [c.check, c.scope, c.declared, c.recomputed, c.status]);
 
 describe('BAI2 files', () => {

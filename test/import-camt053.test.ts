@@ -5,25 +5,18 @@
  * reversal, more decimals than the currency allows). Runs the real CLI as a child process. The
  * same checks on the public corpus files are in the shared suite (test/shared/).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
-import { reckon, scratchDir } from './helpers/cli.js';
-import { bal, camtPage, csvRecords, entry, importReport, lineOf, twoPageStatement } from './fixtures/import.js';
+import { reckon, scratchPerTest } from './helpers/cli.js';
+import { bal, camtPage, entry, importedRows, importReport, lineOf, sha256File, twoPageStatement } from './fixtures/import.js';
 import { CAMT_FILES, writeCamt } from './fixtures/camt053.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
-function scratch(): string {
-  const s = scratchDir('reckon-import-camt-');
-  cleanups.push(s.cleanup);
-  return s.dir;
-}
+const scratch = scratchPerTest('reckon-import-camt-');
 
 const CAL = ['--timezone', 'Europe/Amsterdam', '--cutoff', '18:00'];
-const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
-const csvOf = (dir: string, ds: string, p: string) => csvRecords(readFileSync(join(dir, ds, `import-camt053-${sha(p).slice(0, 16)}.csv`), 'utf8'));
+const sha = sha256File;
+const csvOf = (dir: string, ds: string, p: string) => importedRows(dir, ds, 'camt053', p);
 const checks = (entry: any, name: string) => entry.control_totals.filter((c: any) => c.check === name);
 
 describe('camt.053 files', () => {

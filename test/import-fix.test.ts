@@ -3,22 +3,15 @@
  * and other messages between the fills so that MsgSeqNum ≠ venue_seq, a resend, a trade cancel, a
  * sequence gap and a corrupted CheckSum. BodyLength and CheckSum are computed as a FIX engine does.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
-import { reckon, scratchDir } from './helpers/cli.js';
-import { csvRecords, fixMessage, importReport } from './fixtures/import.js';
+import { reckon, scratchPerTest } from './helpers/cli.js';
+import { fixMessage, importedRows, importReport, sha256File } from './fixtures/import.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
-function scratch(): string {
-  const s = scratchDir('reckon-import-fix-');
-  cleanups.push(s.cleanup);
-  return s.dir;
-}
-const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
-const fillsOf = (dir: string, p: string) => csvRecords(readFileSync(join(dir, 'venue_fills', `import-fix-${sha(p).slice(0, 16)}.csv`), 'utf8'));
+const scratch = scratchPerTest('reckon-import-fix-');
+const sha = sha256File;
+const fillsOf = (dir: string, p: string) => importedRows(dir, 'venue_fills', 'fix', p);
 
 type F = [number, string][];
 const fromVenue = (seq: number, type: string, body: F, extra: F = []): F => [[35, type], [49, 'XLON'], [56, 'OURFIRM'], [34, String(seq)], [52, '20261102-09:30:00.000'], ...extra, ...body];

@@ -5,25 +5,18 @@
  * the real CLI as a child process. The same checks on the public corpus files are in the shared
  * suite (test/shared/).
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
-import { reckon, scratchDir } from './helpers/cli.js';
-import { csvRecords, importReport } from './fixtures/import.js';
+import { reckon, scratchPerTest } from './helpers/cli.js';
+import { importedRows, importReport, sha256File } from './fixtures/import.js';
 import { MT940_FILES, writeMt940 } from './fixtures/mt940.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
-function scratch(): string {
-  const s = scratchDir('reckon-import-mt940-');
-  cleanups.push(s.cleanup);
-  return s.dir;
-}
+const scratch = scratchPerTest('reckon-import-mt940-');
 
 const CAL = ['--timezone', 'Europe/Berlin', '--cutoff', '18:00', '--bank-id', 'TESTBANK'];
-const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
-const csvOf = (dir: string, ds: string, p: string) => csvRecords(readFileSync(join(dir, ds, `import-mt940-${sha(p).slice(0, 16)}.csv`), 'utf8'));
+const sha = sha256File;
+const csvOf = (dir: string, ds: string, p: string) => importedRows(dir, ds, 'mt940', p);
 
 describe('MT940 files', () => {
   it('imports every MT940 fixture', () => {

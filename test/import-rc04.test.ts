@@ -7,22 +7,16 @@
  * hand-written two-page statement plus a FIX log reconciles CLEAN, with the statement's Berlin
  * cutoff deciding which postings belong to it.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { reckon, scratchDir } from './helpers/cli.js';
+import { reckon, scratchPerTest } from './helpers/cli.js';
 import { byKey, findKey, fixMessage, ledgerExtract, twoPageStatement } from './fixtures/import.js';
 import { writeCamt } from './fixtures/camt053.js';
 import { writeDataset } from './fixtures/datasets.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
-function scratch(): string {
-  const s = scratchDir('reckon-import-rc04-');
-  cleanups.push(s.cleanup);
-  return s.dir;
-}
+const scratch = scratchPerTest('reckon-import-rc04-');
 
 describe('import → RC04', () => {
   it('a camt.053 statement with its own defects (debits from a PRCD opening): the defects surface as exact RC04 differences', () => {

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
 import { main } from '../../pipeline/cli/main.js';
 import { captureIo } from '../../pipeline/cli/io.js';
 
@@ -45,6 +46,20 @@ export async function reckonIn(args: string[], opts: { cwd?: string; env?: Reado
 /** Starts `reckon ...args` in the background (for kill and concurrency tests). */
 export function reckonAsync(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
   return spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * For a file's tests: returns a function that makes a fresh scratch folder (named with `prefix`)
+ * each time it is called; every folder made during a test is removed after that test.
+ */
+export function scratchPerTest(prefix: string): () => string {
+  const cleanups: (() => void)[] = [];
+  afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
+  return () => {
+    const s = scratchDir(prefix);
+    cleanups.push(s.cleanup);
+    return s.dir;
+  };
 }
 
 /** A fresh temporary directory; removed by the returned cleanup. */

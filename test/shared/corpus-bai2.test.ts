@@ -4,25 +4,17 @@
  * repository. The main suite checks the same traps on files written in code
  * (test/import-bai2.test.ts). Runs the real CLI as a child process.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { createHash } from 'node:crypto';
-import { reckon, scratchDir } from '../helpers/cli.js';
-import { csvRecords, importReport } from '../fixtures/import.js';
+import { expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
+import { reckon, scratchPerTest } from '../helpers/cli.js';
+import { importedRows, importReport, sha256File } from '../fixtures/import.js';
 import { corpus, describeShared } from './shared.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
-function scratch(): string {
-  const s = scratchDir('reckon-import-bai2-');
-  cleanups.push(s.cleanup);
-  return s.dir;
-}
+const scratch = scratchPerTest('reckon-import-bai2-');
 
 const CAL = ['--timezone', 'America/Toronto', '--cutoff', '17:00'];
-const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
-const csvOf = (dir: string, ds: string, p: string) => csvRecords(readFileSync(join(dir, ds, `import-bai2-${sha(p).slice(0, 16)}.csv`), 'utf8'));
+const sha = sha256File;
+const csvOf = (dir: string, ds: string, p: string) => importedRows(dir, ds, 'bai2', p);
 const totals = (entry: any) => entry.control_totals.map((c: any) => [c.check, c.scope, c.declared, c.recomputed, c.status]);
 
 describeShared('BAI2 corpus', () => {

@@ -4,25 +4,18 @@
  * repository. The main suite checks the same traps on files written in code
  * (test/import-camt053.test.ts). Runs the real CLI as a child process.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
-import { reckon, scratchDir } from '../helpers/cli.js';
-import { csvRecords, importReport } from '../fixtures/import.js';
+import { reckon, scratchPerTest } from '../helpers/cli.js';
+import { importedRows, importReport, sha256File } from '../fixtures/import.js';
 import { corpus, describeShared } from './shared.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
-function scratch(): string {
-  const s = scratchDir('reckon-import-camt-');
-  cleanups.push(s.cleanup);
-  return s.dir;
-}
+const scratch = scratchPerTest('reckon-import-camt-');
 
 const CAL = ['--timezone', 'Europe/Amsterdam', '--cutoff', '18:00'];
-const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
-const csvOf = (dir: string, ds: string, p: string) => csvRecords(readFileSync(join(dir, ds, `import-camt053-${sha(p).slice(0, 16)}.csv`), 'utf8'));
+const sha = sha256File;
+const csvOf = (dir: string, ds: string, p: string) => importedRows(dir, ds, 'camt053', p);
 const checks = (entry: any, name: string) => entry.control_totals.filter((c: any) => c.check === name);
 
 describeShared('camt.053 corpus', () => {

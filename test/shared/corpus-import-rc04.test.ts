@@ -4,22 +4,16 @@
  * (`npm run test:shared`), skipped when ../shared is not beside the repository. The main suite runs
  * the same check on a file written in code (test/import-rc04.test.ts).
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { reckon, scratchDir } from '../helpers/cli.js';
+import { reckon, scratchPerTest } from '../helpers/cli.js';
 import { writeDataset } from '../fixtures/datasets.js';
 import { byKey, findKey, ledgerExtract } from '../fixtures/import.js';
 import { corpus, describeShared } from './shared.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => { while (cleanups.length) cleanups.pop()!(); });
-function scratch(): string {
-  const s = scratchDir('reckon-import-rc04-');
-  cleanups.push(s.cleanup);
-  return s.dir;
-}
+const scratch = scratchPerTest('reckon-import-rc04-');
 
 describeShared('import → RC04 on the corpus', () => {
   it('viafintech-with-debit (camt.053 from the corpus): the bank file\'s own defects surface as exact RC04 differences', () => {
