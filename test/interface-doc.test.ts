@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DATASETS } from '../pipeline/contract/datasets.js';
-import { loadControls } from '../pipeline/controls/controls.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
 import { ROOT } from './helpers/cli.js';
 
 const doc = readFileSync(join(ROOT, 'docs', 'interface.md'), 'utf8');
@@ -38,9 +38,9 @@ describe('docs/interface.md', () => {
     for (const [name, cols] of rows) expect(columnsOf(cols), name).toEqual(DATASETS.find((d) => `\`${d.name}\`` === name)!.columns.map((c) => c.name));
   });
 
-  it('lists the datasets each control reads, and every difference kind with its control', () => {
+  it('lists the datasets each control reads, and every difference kind with its control', async () => {
     const reads = tableAfter(doc, 'Each control reads a fixed set');
-    const controls = loadControls();
+    const controls = await loadControls();
     expect(reads).toEqual(controls.map((c) => [c.control_id, c.reads.join(', ')]));
     for (const c of controls) {
       const section = doc.slice(doc.indexOf(`**${c.control_id} `), doc.indexOf('\n\n**', doc.indexOf(`**${c.control_id} `) + 1));

@@ -139,7 +139,7 @@ datasets:
 });
 
 describe('connections', () => {
-  const spec = { name: 'authority', engine: 'postgres', auth: 'password', reader: 'copy', statementTimeoutS: 900, connectTimeoutS: 15, applicationName: 'reckon' } as const;
+  const spec = { name: 'authority', engine: 'postgres', auth: 'password', reader: 'copy', statementTimeoutS: 900, connectTimeoutS: 15, applicationName: 'reckon', parallel: 2 } as const;
 
   it('take the file, then the URL, then the PG* variables, then libpq defaults', () => {
     const env = { PGHOST: 'pg.env', PGPORT: '6432', PGUSER: 'env_user', PGDATABASE: 'env_db', PGSSLMODE: 'require', URL: 'postgres://url_user:s3cret@url.host:7000/url_db?sslmode=verify-ca&sslrootcert=/ca.pem' };
