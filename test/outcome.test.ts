@@ -50,6 +50,7 @@ describe('error classes', () => {
   const cases: [Error, number][] = [
     [new errors.ConfigError('bad option'), ExitCode.USAGE],
     [new errors.TransitionRuleError('dual_control', 'approver must differ'), ExitCode.USAGE],
+    [new errors.SignatureError('SIGNER_UNKNOWN_KEY', 'the key is not in the registry'), ExitCode.USAGE],
     [new errors.InputError({ message: 'unreadable', dataset: 'orders', file: 'orders/a.csv', row: 3, column: 'qty', rule: 'decimal' }), ExitCode.INCOMPLETE],
     [new errors.ConcurrencyError('locked', 'lock'), ExitCode.LOCKED],
     [new errors.ConcurrencyError('lost', 'version'), ExitCode.TRANSITION_LOST],

@@ -4,6 +4,7 @@
  * variable, before a run takes any lease; evaluation never reads the environment.
  */
 import { existsSync } from 'node:fs';
+import { inspect } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../pipeline/core/errors.js';
@@ -20,6 +21,7 @@ describe('parseSettings', () => {
         endpoint: { url: null, requestChecksumSet: false, responseChecksumSet: false },
       },
       faultPause: null,
+      signing: { keyFile: null, keyText: null, passphrase: null, agentSocket: null },
     });
     expect(Object.isFrozen(DEFAULT_SETTINGS) && Object.isFrozen(DEFAULT_SETTINGS.s3.retry) && Object.isFrozen(DEFAULT_SETTINGS.duckdb)).toBe(true);
   });
@@ -40,6 +42,7 @@ describe('parseSettings', () => {
         endpoint: { url: 'http://127.0.0.1:9', requestChecksumSet: true, responseChecksumSet: false },
       },
       faultPause: { phase: 'computing', ms: 4000 },
+      signing: { keyFile: null, keyText: null, passphrase: null, agentSocket: null },
     });
     expect(parseSettings({ AWS_ENDPOINT_URL_S3: 'http://a', AWS_ENDPOINT_URL: 'http://b', RECKON_FAULT_PAUSE: 'published' }).s3.endpoint.url).toBe('http://a');
     expect(parseSettings({ RECKON_FAULT_PAUSE: 'published' }).faultPause).toEqual({ phase: 'published', ms: null });
@@ -53,8 +56,8 @@ describe('parseSettings', () => {
     ['RECKON_S3_BACKOFF_CAP_MS', '1.5', "RECKON_S3_BACKOFF_CAP_MS='1.5' must be an integer ≥ 1"],
     ['RECKON_S3_CONCURRENCY', '65', "RECKON_S3_CONCURRENCY='65' must be an integer from 1 to 64"],
     ['RECKON_S3_OBJECT_LOCK_DAYS', '36501', "RECKON_S3_OBJECT_LOCK_DAYS='36501' must be a whole number of days from 1 to 36500"],
-    ['RECKON_FAULT_PAUSE', 'lunch', "RECKON_FAULT_PAUSE 'lunch' must be a phase (leased, extracting, loading, computing, staged, published), optionally with :<ms>"],
-    ['RECKON_FAULT_PAUSE', 'staged:soon', "RECKON_FAULT_PAUSE 'staged:soon' must be a phase (leased, extracting, loading, computing, staged, published), optionally with :<ms>"],
+    ['RECKON_FAULT_PAUSE', 'lunch', "RECKON_FAULT_PAUSE 'lunch' must be a phase (leased, extracting, loading, computing, planned, staged, published, promoted, writing-breaks, breaks-written), optionally with :<ms>"],
+    ['RECKON_FAULT_PAUSE', 'staged:soon', "RECKON_FAULT_PAUSE 'staged:soon' must be a phase (leased, extracting, loading, computing, planned, staged, published, promoted, writing-breaks, breaks-written), optionally with :<ms>"],
   ];
   for (const [name, value, message] of bad) {
     it(`refuses ${name}=${value} with a ConfigError naming it`, () => {
@@ -63,6 +66,20 @@ describe('parseSettings', () => {
       expect((e as Error).message).toBe(message);
     });
   }
+
+  it('reads the signing key settings and never prints a key or passphrase', () => {
+    const key = '-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n';
+    const s = parseSettings({ RECKON_SIGNING_KEY: key, RECKON_SIGNING_KEY_PASSPHRASE: 'hunter2', SSH_AUTH_SOCK: '/tmp/agent.sock' });
+    expect(s.signing.keyText?.reveal()).toBe(key);
+    expect(s.signing.passphrase?.reveal()).toBe('hunter2');
+    expect(s.signing.agentSocket).toBe('/tmp/agent.sock');
+    const printed = [JSON.stringify(s), String(s.signing.keyText), `${s.signing.passphrase}`, inspect(s, { depth: 9 })].join('\n');
+    expect(printed).not.toContain('OPENSSH');
+    expect(printed).not.toContain('hunter2');
+    expect(printed).toContain('[redacted]');
+    expect(parseSettings({ RECKON_SIGNING_KEY_FILE: 'keys/olivia' }).signing.keyFile).toBe('keys/olivia');
+    expect(() => parseSettings({ RECKON_SIGNING_KEY_FILE: 'k', RECKON_SIGNING_KEY: key })).toThrow('RECKON_SIGNING_KEY_FILE and RECKON_SIGNING_KEY are both set: give the key one way');
+  });
 
   it('names every bad variable at once', () => {
     expect(() => parseSettings({ RECKON_DUCKDB_STORAGE: 'disk', RECKON_S3_CONCURRENCY: '0', RECKON_S3_OBJECT_LOCK_DAYS: '7', RECKON_S3_OBJECT_LOCK_PREFIXES: '_staging/' }))

@@ -23,6 +23,18 @@ export class TransitionRuleError extends ReckonError {
   }
 }
 
+/**
+ * A signature or signing key was refused (exit 2, nothing written): `rule` names why — an unknown
+ * key, a key of another signer, a signature over other bytes, for another namespace or truncated
+ * (pipeline/signing/). The message never holds key material.
+ */
+export class SignatureError extends ReckonError {
+  constructor(readonly rule: string, message: string) {
+    super(`${rule}: ${message}`);
+    this.name = 'SignatureError';
+  }
+}
+
 /** Where an input problem is: dataset, file, row (1-based), column and the rule it breaks. */
 export interface InputProblem {
   readonly message: string;

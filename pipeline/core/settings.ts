@@ -14,10 +14,16 @@
  *   RECKON_S3_OBJECT_LOCK_DAYS     Object Lock retention in days, 1–36500 (default off)
  *   RECKON_S3_OBJECT_LOCK_PREFIXES locked key prefixes (default manifests/,evidence/)
  *   RECKON_FAULT_PAUSE             crash tests only: `<phase>` or `<phase>:<ms>` (core/fault.ts)
+ *   RECKON_SIGNING_KEY_FILE        a person's OpenSSH key for signing break transitions (`--key` wins);
+ *                                  a public key file means: sign with its private half in ssh-agent
+ *   RECKON_SIGNING_KEY             the private key's text itself (a CI secret), instead of a file
+ *   RECKON_SIGNING_KEY_PASSPHRASE  the passphrase of a protected key; never printed
+ *   SSH_AUTH_SOCK                  the ssh-agent socket (pipeline/signing/agent.ts)
  *   AWS_ENDPOINT_URL_S3 (else AWS_ENDPOINT_URL), AWS_REQUEST_CHECKSUM_CALCULATION,
  *   AWS_RESPONSE_CHECKSUM_VALIDATION   an S3-compatible endpoint and whether the SDK's checksum choice stands
  */
 import { ConfigError } from './errors.js';
+import { Secret } from './secret.js';
 
 /** Retry policy for throttling and transient S3 failures: attempts in all, base and cap of the backoff (ms). */
 export interface RetryPolicy {
@@ -54,7 +60,7 @@ export interface S3Settings {
 }
 
 /** The run phases a crash test can pause at (core/fault.ts). */
-export const FAULT_PHASES = ['leased', 'extracting', 'loading', 'computing', 'staged', 'published'] as const;
+export const FAULT_PHASES = ['leased', 'extracting', 'loading', 'computing', 'planned', 'staged', 'published', 'promoted', 'writing-breaks', 'breaks-written'] as const;
 export type FaultPhase = (typeof FAULT_PHASES)[number];
 
 /** Where a crash test pauses a run: at `phase`, for `ms` milliseconds or (null) forever. */
@@ -66,6 +72,21 @@ export interface FaultPause {
 /** DuckDB storage: tables in memory, in a database file, or chosen by the estimated load size. */
 export type StorageSetting = 'memory' | 'file' | 'auto';
 
+/**
+ * Where a person's signing key comes from (pipeline/signing/keys.ts). The key text and the
+ * passphrase are Secrets: they print as `[redacted]` in any log, error or snapshot.
+ */
+export interface SigningSettings {
+  /** RECKON_SIGNING_KEY_FILE: an OpenSSH private key file, or a public key file whose private half ssh-agent holds. */
+  readonly keyFile: string | null;
+  /** RECKON_SIGNING_KEY: the private key's own text. */
+  readonly keyText: Secret | null;
+  /** RECKON_SIGNING_KEY_PASSPHRASE: the passphrase of a protected private key. */
+  readonly passphrase: Secret | null;
+  /** SSH_AUTH_SOCK: the ssh-agent socket, or null when none is set. */
+  readonly agentSocket: string | null;
+}
+
 /** Every setting reckon takes from the environment, validated and frozen. */
 export interface Settings {
   /** Keyed totals up to this many keys are listed inline (manifest, `--json`); larger ones are LargeTotals. */
@@ -74,6 +95,7 @@ export interface Settings {
   readonly s3: S3Settings;
   /** Crash tests only; null in normal operation. */
   readonly faultPause: FaultPause | null;
+  readonly signing: SigningSettings;
 }
 
 /** Keyed totals up to this many keys are listed inline by default. */
@@ -135,6 +157,17 @@ function duckdbSettings(env: Env, problems: string[]): Settings['duckdb'] {
   return { memoryLimit, storage: 'auto' };
 }
 
+function signingSettings(env: Env, problems: string[]): SigningSettings {
+  const keyFile = env.RECKON_SIGNING_KEY_FILE || null;
+  const keyText = env.RECKON_SIGNING_KEY ? new Secret(env.RECKON_SIGNING_KEY) : null;
+  if (keyFile && keyText) problems.push('RECKON_SIGNING_KEY_FILE and RECKON_SIGNING_KEY are both set: give the key one way');
+  return {
+    keyFile, keyText,
+    passphrase: env.RECKON_SIGNING_KEY_PASSPHRASE ? new Secret(env.RECKON_SIGNING_KEY_PASSPHRASE) : null,
+    agentSocket: env.SSH_AUTH_SOCK || null,
+  };
+}
+
 /**
  * Parses the settings from `env` (the command's environment, cli/io.ts). Returns them frozen;
  * throws one ConfigError (exit 2) naming every variable whose value is bad.
@@ -147,12 +180,13 @@ export function parseSettings(env: Env): Settings {
   const s3 = s3Settings(env, problems);
   const pause = read<FaultPause | null>(env, 'RECKON_FAULT_PAUSE', null, faultPause,
     (v) => `RECKON_FAULT_PAUSE '${v}' must be a phase (${FAULT_PHASES.join(', ')}), optionally with :<ms>`, problems);
+  const signing = signingSettings(env, problems);
   if (problems.length) throw new ConfigError(problems.join('; '));
-  return deepFreeze({ inlineTotalKeys, duckdb, s3, faultPause: pause });
+  return deepFreeze({ inlineTotalKeys, duckdb, s3, faultPause: pause, signing });
 }
 
 function deepFreeze<T>(v: T): T {
-  if (v && typeof v === 'object') for (const x of Object.values(v)) deepFreeze(x);
+  if (v && typeof v === 'object' && !(v instanceof Secret)) for (const x of Object.values(v)) deepFreeze(x);
   return Object.freeze(v);
 }
 
