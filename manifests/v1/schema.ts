@@ -60,7 +60,17 @@ export const ControlResult = z.object({
 });
 export type ControlResult = Readonly<z.infer<typeof ControlResult>>;
 
-/** A break the run opened, reobserved, reopened or saw as TIMING, with its state, age and SLA after the run. */
+/** A break's head: the version of its newest event and that event's payload digest (issue 17). */
+export const BreakHead = z.object({ version: z.number().int().positive(), sha256: Sha256 });
+
+/** An event a run planned: version, state, payload digest and the digest of the event before it (null for a new break). */
+export const PlannedBreakEvent = z.object({ version: z.number().int().positive(), to_state: BreakState, sha256: Sha256, base_sha256: Sha256.nullable() });
+
+/**
+ * A break the run opened, reobserved, reopened or saw as TIMING, with its state, age and SLA after
+ * the run; since issue 17 also its head after the run, the event the run planned, and the digest of
+ * the run's observation (written after the manifest, bound to it).
+ */
 export const ManifestBreak = z.object({
   break_id: z.string(), control_id: z.string(), kind: z.string(), key: z.string(), disposition: Disposition,
   state: BreakState.nullable().optional(),
@@ -68,7 +78,23 @@ export const ManifestBreak = z.object({
   age_s: z.string().nullable().optional(),
   sla_s: z.number().nullable().optional(),
   sla_breached: z.boolean().nullable().optional(),
+  head: BreakHead.nullable().optional(),
+  event: PlannedBreakEvent.nullable().optional(),
+  observation_sha256: Sha256.optional(),
 });
+
+/**
+ * The run's break log record (issue 17): whether people's transitions are signed and the registry
+ * in force, the staged plan of break objects written after this manifest (its SHA-256 and counts),
+ * the checkpoint of every break's head (`heads/<run_id>.json`), and the breaks verified automatically.
+ */
+export const BreakLogRecord = z.object({
+  signing: z.object({ mode: z.enum(['signed', 'unsigned']), namespace: z.string(), registry_sha256: Sha256.nullable() }),
+  plan: z.object({ key: z.string(), sha256: Sha256, events: z.number().int().nonnegative(), observations: z.number().int().nonnegative() }),
+  heads: z.object({ key: z.string(), sha256: Sha256, breaks: z.number().int().nonnegative() }),
+  verified: z.array(z.object({ break_id: z.string(), control_id: z.string(), kind: z.string(), key: z.string(), head: BreakHead, event: PlannedBreakEvent })),
+});
+export type BreakLogRecord = z.infer<typeof BreakLogRecord>;
 
 /** How the run ran: Node, DuckDB settings, the overall status and exit code. */
 export const Runtime = z.object({
@@ -169,6 +195,7 @@ export const ManifestV1 = z.object({
   leases: z.array(z.object({ control_id: z.string(), fencing_token: z.number().int().positive(), acquired_at: z.string(), expires_at: z.string() })).optional(),
   timings_ms: z.record(z.string(), z.number()).optional(),
   runtime: Runtime.passthrough(),
+  break_log: BreakLogRecord.optional(),
 }).passthrough();
 
 export type ManifestV1 = z.infer<typeof ManifestV1>;

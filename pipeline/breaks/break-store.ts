@@ -3,8 +3,11 @@
  * write-once object per version (`breaks/<id>/events/000001.json`, …), so that two writers
  * expecting the same version cannot both land: the second write of a version fails and maps to a
  * lost transition (ConcurrencyError 'version', exit 6). Observations by runs live beside the log
- * (`breaks/<id>/observations/<run_id>.json`) and never change the version. The current state is
- * derived by replaying the log; nothing is edited in place.
+ * (`breaks/<id>/observations/<run_id>.json`) and never change the version; proposals waiting for
+ * a countersignature, and their withdrawals, under `breaks/<id>/proposals/`. The current state is
+ * derived by replaying the log; nothing is edited in place. Objects are break-objects.ts's (signed
+ * payloads, or legacy plain JSON written before signing); each event's payload names the digest
+ * of the event before it, so the log is a hash chain.
  *
  * A difference recorded only as TIMING has observations but no events: it is not a break (yet),
  * so `read` returns undefined for it and `ids`/`readAll` leave it out.
@@ -12,8 +15,9 @@
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../store/object-store.js';
 import { AlreadyExistsError } from '../store/object-store.js';
-import { canonicalJson } from '../core/canonical.js';
 import { ConcurrencyError, InternalError } from '../core/errors.js';
+import type { SignatureRecord } from '../signing/signatures.js';
+import { BREAK_KEYS, decodeObject, encodeObject, keyKind, ObjectFormatError, type BreakObject, type DecodedObject, type ManifestBinding } from './break-objects.js';
 import type { BreakState, Disposition } from './states.js';
 
 /** A UTC half-open window `[start, end)` as ISO texts (CONTRACT §3). */
@@ -23,24 +27,41 @@ export interface WindowText {
 }
 
 /**
+ * What vouches for an event: the signatures of the people who made it (`signed`), nothing because
+ * the configuration says so (`unsigned`), or the manifest of the run that made it (`manifest`).
+ * Absent in legacy events.
+ */
+export type EventProof = 'signed' | 'unsigned' | 'manifest';
+
+/**
  * One lifecycle event. `version` starts at 1 (OPEN) and grows by one per event; `expected_version`
  * is the version the writer saw (0 for the first OPEN). `evidence` holds the fields the transition
  * was made with (owner, classification, approver, note, evidence_ref, reason, root_cause,
- * prevention) and, for VERIFIED, the proving run (`run_id`, `manifest_key`, `manifest_sha256`).
+ * prevention) and, for VERIFIED, the proving run (`run_id`, and `manifest_key`, `manifest_sha256`
+ * of the manifest that proves it: for a run's own events these come from the binding).
  */
 export interface BreakEvent {
+  /** `reckon.break-event/2`; absent in legacy events. */
+  readonly format?: string;
   readonly break_id: string;
   readonly version: number;
   readonly expected_version: number;
+  /** SHA-256 of the payload of the event before (legacy: of its file), null at version 1; absent in legacy events. */
+  readonly previous_event_sha256?: string | null;
   readonly control_id: string;
   readonly kind: string;
   readonly key: string;
   readonly from_state: BreakState | null;
   readonly to_state: BreakState;
   readonly actor: string;
-  /** Wall-clock time the event was recorded, ISO-8601 UTC (milliseconds). */
+  /** Wall-clock time the event was made (for a countersigned one: proposed), ISO-8601 UTC (milliseconds). */
   readonly at: string;
   readonly evidence: Readonly<Record<string, string | null>>;
+  readonly proof?: EventProof;
+  /** True when the transition needs the approver's countersignature (maker-checker). */
+  readonly dual_control?: boolean;
+  /** SHA-256 of the configuration the person's command ran with (roles are judged there). */
+  readonly config_sha256?: string | null;
   /** Set on OPEN events: the window and record time of the observation that opened it. */
   readonly window?: WindowText;
   readonly record_time?: string | null;
@@ -50,6 +71,7 @@ export interface BreakEvent {
 
 /** One observation of a break's difference by a run (also TIMING ones, before any event exists). */
 export interface BreakObservation {
+  readonly format?: string;
   readonly break_id: string;
   readonly run_id: string;
   readonly window: WindowText;
@@ -64,6 +86,23 @@ export interface BreakObservation {
   readonly as_of?: string | null;
   readonly detail: string;
   readonly disposition: Disposition;
+  /** The manifest of the observing run (from the binding); absent in legacy observations. */
+  readonly manifest_key?: string;
+  readonly manifest_sha256?: string;
+}
+
+/** An event as stored: the event, and the object it was read from (digest, signatures, binding). */
+export interface StoredEvent {
+  readonly event: BreakEvent;
+  readonly object: DecodedObject;
+}
+
+/** A proposal waiting for (or given) its countersignature, with its withdrawal when there is one. */
+export interface StoredProposal {
+  /** The event the proposal would land as. */
+  readonly event: BreakEvent;
+  readonly object: DecodedObject;
+  readonly withdrawal: { readonly actor: string; readonly at: string; readonly object: DecodedObject } | null;
 }
 
 /** A break's identity, current state and version, and its lifecycle log (no observations). */
@@ -76,61 +115,104 @@ export interface BreakLog {
   readonly version: number;
   /** Every lifecycle event, version 1 first. */
   readonly events: readonly BreakEvent[];
+  /** The same events as stored. */
+  readonly stored: readonly StoredEvent[];
+  /** Digest of the newest event: what the next event's `previous_event_sha256` must name. */
+  readonly head_sha256: string;
 }
 
-/** A break as derived from its log, with every observation: the full history. */
+/** A break as derived from its log, with every observation and proposal: the full history. */
 export interface BreakRecord extends BreakLog {
   /** Every observation, oldest `observed_at` first. */
   readonly observations: readonly BreakObservation[];
+  /** Every proposal, by version then key. */
+  readonly proposals: readonly StoredProposal[];
 }
-
-const pad = (n: number) => String(n).padStart(6, '0');
 
 function byObservedAt(a: BreakObservation, b: BreakObservation): number {
   if (a.observed_at !== b.observed_at) return a.observed_at < b.observed_at ? -1 : 1;
   return a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0;
 }
 
-/** Reads and appends break logs in an ObjectStore. */
-export class BreakStore {
-  constructor(private readonly store: ObjectStore) {}
+/** The event of a stored object: its payload, with a run's binding shown among the evidence. */
+export function eventOf(o: DecodedObject): BreakEvent {
+  const e = o.body as unknown as BreakEvent;
+  if (!o.binding) return e;
+  return { ...e, evidence: { ...e.evidence, manifest_key: o.binding.manifest_key, manifest_sha256: o.binding.manifest_sha256 } };
+}
 
-  private async json<T>(key: string): Promise<T> {
+/** The observation of a stored object, with its run's manifest from the binding. */
+export function observationOf(o: DecodedObject): BreakObservation {
+  const b = o.body as unknown as BreakObservation;
+  return o.binding ? { ...b, manifest_key: o.binding.manifest_key, manifest_sha256: o.binding.manifest_sha256 } : b;
+}
+
+/** Reads and appends break logs in an ObjectStore (or anything that reads like one). */
+export class BreakStore {
+  constructor(private readonly store: Pick<ObjectStore, 'get' | 'list'> & Partial<Pick<ObjectStore, 'putOnce' | 'location'>>) {}
+
+  /** Reads and decodes one object; an unreadable one stops the replay with InternalError naming it. */
+  private async object(key: string): Promise<DecodedObject> {
     const body = await this.store.get(key);
     if (!body) throw new InternalError(`break store object ${key} was listed but cannot be read`);
-    return JSON.parse(body.toString('utf8')) as T;
+    try { return decodeObject(key, body); } catch (e) {
+      if (e instanceof ObjectFormatError) throw new InternalError(`break store object ${e.message}: the log cannot be replayed`);
+      throw e;
+    }
   }
 
-  private async build(breakId: string, keys: readonly string[], withObservations = true): Promise<BreakRecord | undefined> {
-    const eventKeys = keys.filter((k) => k.startsWith(`breaks/${breakId}/events/`) && k.endsWith('.json')).sort();
+  private async build(breakId: string, keys: readonly string[], parts: { observations: boolean; proposals: boolean }): Promise<BreakRecord | undefined> {
+    const eventKeys = keys.filter((k) => keyKind(k) === 'event' && k.startsWith(`breaks/${breakId}/`)).sort();
     if (eventKeys.length === 0) return undefined;
-    const events: BreakEvent[] = await Promise.all(eventKeys.map((k) => this.json<BreakEvent>(k)));
-    events.forEach((e, i) => {
-      if (e.version !== i + 1) throw new InternalError(`break ${breakId}: event ${eventKeys[i]} holds version ${e.version}, expected ${i + 1}; the log has a gap`);
+    const objects = await Promise.all(eventKeys.map((k) => this.object(k)));
+    const stored = objects.map((object) => ({ event: eventOf(object), object }));
+    stored.forEach((s, i) => {
+      if (s.event.version !== i + 1) throw new InternalError(`break ${breakId}: event ${eventKeys[i]} holds version ${s.event.version}, expected ${i + 1}; the log has a gap`);
     });
-    const observations: BreakObservation[] = withObservations
-      ? await Promise.all(keys.filter((x) => x.startsWith(`breaks/${breakId}/observations/`) && x.endsWith('.json')).map((k) => this.json<BreakObservation>(k)))
-      : [];
-    observations.sort(byObservedAt);
+    const events = stored.map((s) => s.event);
+    const observations = parts.observations ? await this.observationsOf(breakId, keys) : [];
+    const proposals = parts.proposals ? await this.proposalsOf(breakId, keys) : [];
     const last = events[events.length - 1];
-    return { break_id: breakId, control_id: events[0].control_id, kind: events[0].kind, key: events[0].key, state: last.to_state, version: last.version, events, observations };
+    return {
+      break_id: breakId, control_id: events[0].control_id, kind: events[0].kind, key: events[0].key, state: last.to_state, version: last.version,
+      events, stored, head_sha256: stored[stored.length - 1].object.digest, observations, proposals,
+    };
   }
 
-  /** The break with its full log and observations, or undefined when it was never opened. */
+  private async observationsOf(breakId: string, keys: readonly string[]): Promise<BreakObservation[]> {
+    const obs = await Promise.all(keys.filter((k) => keyKind(k) === 'observation' && k.startsWith(`breaks/${breakId}/`)).map(async (k) => observationOf(await this.object(k))));
+    return obs.sort(byObservedAt);
+  }
+
+  private async proposalsOf(breakId: string, keys: readonly string[]): Promise<StoredProposal[]> {
+    const mine = keys.filter((k) => k.startsWith(`breaks/${breakId}/proposals/`)).sort();
+    const out: StoredProposal[] = [];
+    for (const k of mine.filter((x) => keyKind(x) === 'proposal')) {
+      const object = await this.object(k);
+      const wKey = k.replace(/\.json$/, '.withdrawal.json');
+      const w = mine.includes(wKey) ? await this.object(wKey) : null;
+      out.push({
+        event: object.body as unknown as BreakEvent, object,
+        withdrawal: w ? { actor: String(w.body.actor), at: String(w.body.at), object: w } : null,
+      });
+    }
+    return out;
+  }
+
+  /** The break with its full log, observations and proposals, or undefined when it was never opened. */
   async read(breakId: string): Promise<BreakRecord | undefined> {
-    return this.build(breakId, await this.store.list(`breaks/${breakId}/`));
+    return this.build(breakId, await this.store.list(`breaks/${breakId}/`), { observations: true, proposals: true });
   }
 
   /**
-   * The break's log without its observations (cheaper: a run reads it once per difference, and
-   * observations accumulate with every run), or undefined when it was never opened.
+   * The break's log without its observations and proposals (cheaper: a run reads it once per
+   * difference, and observations accumulate with every run), or undefined when it was never opened.
    */
   async readLog(breakId: string): Promise<BreakLog | undefined> {
-    const keys = await this.store.list(`breaks/${breakId}/events/`);
-    const rec = await this.build(breakId, keys, false);
+    const rec = await this.build(breakId, await this.store.list(`breaks/${breakId}/events/`), { observations: false, proposals: false });
     if (!rec) return undefined;
-    const { observations: _ignored, ...log } = rec;
-    void _ignored;
+    const { observations: _o, proposals: _p, ...log } = rec;
+    void _o; void _p;
     return log;
   }
 
@@ -138,64 +220,81 @@ export class BreakStore {
   async readAll(): Promise<BreakRecord[]> {
     const byId = groupById(await this.store.list('breaks/'));
     const limit = pLimit(16);
-    const recs = await Promise.all([...byId.keys()].sort().map((id) => limit(() => this.build(id, byId.get(id)!))));
+    const recs = await Promise.all([...byId.keys()].sort().map((id) => limit(() => this.build(id, byId.get(id)!, { observations: true, proposals: true }))));
     return recs.filter((r): r is BreakRecord => r !== undefined);
   }
 
   /**
-   * The last event of every break (one listing, one read per break): enough to find breaks in a
-   * given state without replaying every history. Sorted by break id.
+   * The newest event of every break with its version and digest, and the digests of its proposal
+   * and withdrawal objects (one listing; reads only those objects), sorted by break id.
    */
-  async lastEvents(): Promise<BreakEvent[]> {
+  async heads(): Promise<{ break_id: string; last: StoredEvent; proposals: { key: string; sha256: string }[] }[]> {
     const byId = groupById(await this.store.list('breaks/'));
-    const out: BreakEvent[] = [];
-    for (const id of [...byId.keys()].sort()) {
-      const events = byId.get(id)!.filter((k) => k.includes('/events/') && k.endsWith('.json')).sort();
-      if (events.length) out.push(await this.json<BreakEvent>(events[events.length - 1]));
-    }
-    return out;
+    const limit = pLimit(16);
+    const out = await Promise.all([...byId.keys()].sort().map((id) => limit(async () => {
+      const keys = byId.get(id)!;
+      const events = keys.filter((k) => keyKind(k) === 'event').sort();
+      if (!events.length) return null;
+      const object = await this.object(events[events.length - 1]);
+      const proposals = await Promise.all(keys.filter((k) => keyKind(k) === 'proposal' || keyKind(k) === 'withdrawal').sort().map(async (k) => ({ key: k, sha256: (await this.object(k)).digest })));
+      return { break_id: id, last: { event: eventOf(object), object }, proposals };
+    })));
+    return out.filter((x): x is NonNullable<typeof x> => x !== null);
   }
 
   /** Observations of a break (also those recorded as TIMING before any event), oldest first. */
   async observations(breakId: string): Promise<BreakObservation[]> {
-    const keys = (await this.store.list(`breaks/${breakId}/observations/`)).filter((k) => k.endsWith('.json'));
-    const out: BreakObservation[] = [];
-    for (const k of keys) out.push(await this.json<BreakObservation>(k));
-    return out.sort(byObservedAt);
+    return this.observationsOf(breakId, await this.store.list(`breaks/${breakId}/observations/`));
   }
 
   /** Ids of every break in the store (with at least one event), sorted. */
   async ids(): Promise<string[]> {
     const byId = groupById(await this.store.list('breaks/'));
-    return [...byId].filter(([, keys]) => keys.some((k) => k.includes('/events/'))).map(([id]) => id).sort();
+    return [...byId].filter(([, keys]) => keys.some((k) => keyKind(k) === 'event')).map(([id]) => id).sort();
+  }
+
+  private async putOnce(key: string, bytes: string): Promise<void> {
+    if (!this.store.putOnce) throw new InternalError('this break store is read-only');
+    await this.store.putOnce(key, bytes);
   }
 
   /**
-   * Appends the event of version `expected_version + 1` with a write-once put. Throws
+   * Appends `object` as the event of `version` with a write-once put. Throws
    * ConcurrencyError('version') (exit 6) when that version already exists: another transition
-   * landed first. Throws InternalError when the event's version is not expected_version + 1.
+   * landed first.
    */
-  async append(event: BreakEvent): Promise<void> {
-    if (event.version !== event.expected_version + 1) throw new InternalError('event version must be expected_version + 1');
+  async putEvent(breakId: string, version: number, object: BreakObject): Promise<void> {
     try {
-      await this.store.putOnce(`breaks/${event.break_id}/events/${pad(event.version)}.json`, canonicalJson(event));
+      await this.putOnce(BREAK_KEYS.event(breakId, version), encodeObject(object));
     } catch (e) {
-      if (e instanceof AlreadyExistsError) throw new ConcurrencyError(`break ${event.break_id}: version ${event.version} already exists; expected version ${event.expected_version} is stale`, 'version');
+      if (e instanceof AlreadyExistsError) throw new ConcurrencyError(`break ${breakId}: version ${version} already exists; the break moved on (another transition landed first)`, 'version');
       throw e;
     }
   }
 
-  /** Records an observation (write-once per break and run). A repeat for the same run is ignored. */
-  async observe(obs: BreakObservation): Promise<void> {
-    try {
-      await this.store.putOnce(`breaks/${obs.break_id}/observations/${obs.run_id}.json`, canonicalJson(obs));
-    } catch (e) {
+  /** Writes a proposal (write-once, named by its digest) and returns its key. */
+  async putProposal(breakId: string, version: number, digest: string, object: BreakObject): Promise<string> {
+    const key = BREAK_KEYS.proposal(breakId, version, digest);
+    try { await this.putOnce(key, encodeObject(object)); } catch (e) {
       if (!(e instanceof AlreadyExistsError)) throw e;
+      throw new ConcurrencyError(`${key} already exists: the same proposal was made before`, 'version');
     }
+    return key;
+  }
+
+  /** Writes the withdrawal of a proposal (write-once); a second withdrawal exits 6. */
+  async putWithdrawal(breakId: string, version: number, proposalDigest: string, object: BreakObject): Promise<string> {
+    const key = BREAK_KEYS.withdrawal(breakId, version, proposalDigest);
+    try { await this.putOnce(key, encodeObject(object)); } catch (e) {
+      if (!(e instanceof AlreadyExistsError)) throw e;
+      throw new ConcurrencyError(`${key} already exists: the proposal was withdrawn before`, 'version');
+    }
+    return key;
   }
 }
 
-function groupById(keys: readonly string[]): Map<string, string[]> {
+/** Groups `breaks/<id>/…` keys by break id. */
+export function groupById(keys: readonly string[]): Map<string, string[]> {
   const byId = new Map<string, string[]>();
   for (const k of keys) {
     const parts = k.split('/');
@@ -206,3 +305,5 @@ function groupById(keys: readonly string[]): Map<string, string[]> {
   }
   return byId;
 }
+
+export type { BreakObject, DecodedObject, ManifestBinding, SignatureRecord };

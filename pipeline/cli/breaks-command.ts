@@ -1,50 +1,67 @@
 /**
- * `reckon breaks list|show|advance` (CONTRACT §5, §7): read breaks from a store and move them
- * through their lifecycle. Every change is one appended, write-once event naming the version it
- * expects; a refusal names its rule (exit 2), a lost race exits 6. See docs/breaks.md.
+ * `reckon breaks list|show|advance|approve|withdraw` (CONTRACT §5, §7, issue 17): read breaks from
+ * a store and move them through their lifecycle. Every change is one write-once object naming the
+ * version it expects, signed by its author with their own key (unless the configuration says
+ * `signing.unsigned: true`); a dual-control step is proposed by the owner and lands when the
+ * approver countersigns it. A refusal names its rule (exit 2), a lost race exits 6. See
+ * docs/breaks.md.
  */
 import { existsSync } from 'node:fs';
-import { loadConfig, type Config } from '../config/config.js';
+import { loadConfig, type Config, type LoadedConfig } from '../config/config.js';
 import { loadControls, type ControlDefinition } from '../controls/definitions.js';
 import { ConfigError } from '../core/errors.js';
+import type { Settings } from '../core/settings.js';
 import { type ObjectStore } from '../store/object-store.js';
 import { openStore } from '../store/open-store.js';
-import { BreakStore, type BreakRecord } from '../breaks/break-store.js';
+import { actionContext, advanceBreak, approveProposal, withdrawProposal, type ActionContext, type ActionResult } from '../breaks/actions.js';
+import { BreakStore, type BreakRecord, type StoredProposal } from '../breaks/break-store.js';
 import { summarizeBreak, type BreakSummary } from '../breaks/break-summary.js';
 import { BREAK_STATES, isBreakState, type BreakState } from '../breaks/states.js';
-import { findEvidenceRun, planTransition, type TransitionRequest } from '../breaks/transitions.js';
+import { findEvidenceRun, proposalStatus, type TransitionRequest } from '../breaks/transitions.js';
+import type { KeySource } from '../signing/signing-key.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson, type CliIo } from './io.js';
 import type { CommandContext } from './command.js';
 
 export const BREAKS_USAGE = `usage:
-  reckon breaks list [--state S[,S…]] [--control RC01[,…]] [--kind K[,…]] [--store DIR] [--config FILE] [--json]
+  reckon breaks list [--state S[,S…]] [--control RC01[,…]] [--kind K[,…]] [--pending] [--store DIR] [--config FILE] [--json]
   reckon breaks show BREAK_ID [--store DIR] [--config FILE] [--json]
-  reckon breaks advance BREAK_ID --to STATE --actor A --expected-version N
+  reckon breaks advance BREAK_ID --to STATE --expected-version N [--key FILE] [--actor A]
         [--approver B] [--owner O] [--classification C] [--note T] [--evidence-ref R]
         [--reason T] [--root-cause T] [--prevention T] [--store DIR] [--config FILE] [--json]
+  reckon breaks approve BREAK_ID --version N [--proposal DIGEST] [--key FILE] [--actor A] [--store DIR] [--config FILE] [--json]
+  reckon breaks withdraw BREAK_ID --version N [--proposal DIGEST] [--note T] [--key FILE] [--actor A] [--store DIR] [--config FILE] [--json]
 
 States: ${BREAK_STATES.join(' → ')} (one step at a time; a run reopens VERIFIED/CLOSED as OPEN).
-Exit codes: 0 done, 2 usage or a refused transition (the rule is named), 6 --expected-version is
-stale (another transition landed first), 70 internal error.
+CONTAINED and CORRECTED (and CLOSED when the configuration says closed_needs_approval) are
+proposed by the owner, naming --approver, and land when that approver runs 'approve'.
+Signing: --key FILE (an OpenSSH private key, or a .pub whose key ssh-agent holds) or
+RECKON_SIGNING_KEY_FILE / RECKON_SIGNING_KEY (+ RECKON_SIGNING_KEY_PASSPHRASE); the actor is the
+registry's name of the key (--actor, if given, must match it). --config names the registry.
+Exit codes: 0 done, 2 usage or a refused transition, key or signature (the rule is named), 6 the
+break moved on first (--expected-version stale, or another approval landed), 70 internal error.
 `;
 
 const COMMON = { store: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } } as const;
+const SIGNING = { key: { type: 'string' }, actor: { type: 'string' } } as const;
 
 /** Runs `reckon breaks …` with `argv` (after `breaks`); returns the exit code (CONTRACT §7). */
-export async function command(argv: string[], { io }: CommandContext): Promise<number> {
+export async function command(argv: string[], { io, settings }: CommandContext): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === '--help' || sub === '-h' || sub === 'help') { io.stdout(BREAKS_USAGE); return 0; }
   switch (sub) {
     case 'list': return list(rest, io);
     case 'show': return show(rest, io);
-    case 'advance': return advance(rest, io);
+    case 'advance': return advance(rest, io, settings);
+    case 'approve': return approve(rest, io, settings);
+    case 'withdraw': return withdraw(rest, io, settings);
     default: throw new ConfigError(`${sub ? `unknown breaks subcommand '${sub}'` : 'reckon breaks needs a subcommand'}\n${BREAKS_USAGE}`);
   }
 }
 
 interface Context {
   readonly store: ObjectStore;
+  readonly loaded: LoadedConfig;
   readonly config: Config;
   readonly controls: readonly ControlDefinition[];
 }
@@ -54,26 +71,67 @@ async function context(values: { store?: string; config?: string }, io: CliIo): 
   if (!location.startsWith('s3://') && !existsSync(localOrRemote(io, location))) throw new ConfigError(`--store ${location}: no store there`);
   const store = await openStore(localOrRemote(io, location));
   const controls = await loadControls();
-  const { config } = await loadConfig(values.config, controls, { cwd: io.cwd });
-  return { store, config, controls };
+  const loaded = await loadConfig(values.config, controls, { cwd: io.cwd });
+  return { store, loaded, config: loaded.config, controls };
+}
+
+/** Where the signing key comes from: --key, else the settings (RECKON_SIGNING_KEY_FILE / RECKON_SIGNING_KEY). */
+function keySource(values: { key?: string }, io: CliIo, settings: Settings): KeySource {
+  const s = settings.signing;
+  const file = values.key !== undefined ? localOrRemote(io, values.key) : s.keyFile ? localOrRemote(io, s.keyFile) : null;
+  return { file, text: values.key !== undefined ? null : s.keyText, passphrase: s.passphrase, agentSocket: s.agentSocket };
+}
+
+async function acting(values: { store?: string; config?: string; key?: string }, io: CliIo, settings: Settings): Promise<{ ctx: Context; act: ActionContext }> {
+  const ctx = await context(values, io);
+  return { ctx, act: await actionContext(ctx.store, ctx.loaded, keySource(values, io, settings)) };
 }
 
 const csv = (v: string | undefined) => (v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean));
 
 async function list(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parse(argv, { ...COMMON, state: { type: 'string' }, control: { type: 'string' }, kind: { type: 'string' } });
+  const { values } = parse(argv, { ...COMMON, state: { type: 'string' }, control: { type: 'string' }, kind: { type: 'string' }, pending: { type: 'boolean' } });
   const states = csv(values.state)?.map((s) => s.toUpperCase());
   for (const s of states ?? []) if (!isBreakState(s)) throw new ConfigError(`--state ${s} is not a break state; states: ${BREAK_STATES.join(', ')}`);
   const controls = csv(values.control)?.map((c) => c.toUpperCase());
   const kinds = csv(values.kind);
   const ctx = await context(values, io);
-  const summaries = (await new BreakStore(ctx.store).readAll())
-    .filter((r) => (!states || states.includes(r.state)) && (!controls || controls.includes(r.control_id)) && (!kinds || kinds.includes(r.kind)))
-    .map((r) => summarizeBreak(r, ctx))
-    .sort((a, b) => cmp(a.control_id, b.control_id) || cmp(a.kind, b.kind) || cmp(a.key, b.key));
+  const records = (await new BreakStore(ctx.store).readAll())
+    .filter((r) => (!states || states.includes(r.state)) && (!controls || controls.includes(r.control_id)) && (!kinds || kinds.includes(r.kind)));
+  if (values.pending) {
+    const now = new Date();
+    const rows = records.flatMap((r) => r.proposals.filter((p) => proposalStatus(r, p, ctx.config.signing.proposal_max_age_s, now) === 'pending').map((p) => ({ summary: summarizeBreak(r, ctx), proposal: proposalView(r, p, ctx.config, now) })))
+      .sort((a, b) => cmp(a.summary.control_id, b.summary.control_id) || cmp(a.summary.kind, b.summary.kind) || cmp(a.summary.key, b.summary.key));
+    if (values.json) printJson(io, rows.map((x) => ({ ...x.summary, proposal: x.proposal })));
+    else io.stdout(pendingText(rows));
+    return 0;
+  }
+  const summaries = records.map((r) => summarizeBreak(r, ctx)).sort((a, b) => cmp(a.control_id, b.control_id) || cmp(a.kind, b.kind) || cmp(a.key, b.key));
   if (values.json) printJson(io, summaries);
   else io.stdout(listText(summaries));
   return 0;
+}
+
+/** A proposal as `show` and `list --pending` print it. */
+function proposalView(r: BreakRecord, p: StoredProposal, config: Config, now: Date) {
+  return {
+    key: p.object.key, sha256: p.object.digest, status: proposalStatus(r, p, config.signing.proposal_max_age_s, now),
+    version: p.event.version, from_state: p.event.from_state, to_state: p.event.to_state, actor: p.event.actor, approver: p.event.evidence.approver ?? null,
+    at: p.event.at, evidence: p.event.evidence, signatures: p.object.signatures.map(signatureView),
+    withdrawal: p.withdrawal ? { actor: p.withdrawal.actor, at: p.withdrawal.at, key: p.withdrawal.object.key, signatures: p.withdrawal.object.signatures.map(signatureView) } : null,
+  };
+}
+
+function signatureView(s: { role: string; signer: string; key: string; registry_sha256: string; signed_at: string }) {
+  return { role: s.role, signer: s.signer, key: s.key, registry_sha256: s.registry_sha256, signed_at: s.signed_at };
+}
+
+/** How each event is proven: its signatures, the manifest it is bound to, or nothing (unsigned, legacy). */
+function proofViews(r: BreakRecord) {
+  return r.stored.map((s) => ({
+    version: s.event.version, key: s.object.key, sha256: s.object.digest, format: s.object.format, proof: s.event.proof ?? 'legacy',
+    signatures: s.object.signatures.map(signatureView), binding: s.object.binding,
+  }));
 }
 
 async function show(argv: string[], io: CliIo): Promise<number> {
@@ -82,38 +140,80 @@ async function show(argv: string[], io: CliIo): Promise<number> {
   const ctx = await context(values, io);
   const rec = await readBreak(ctx.store, id);
   const summary = summarizeBreak(rec, ctx);
-  if (values.json) printJson(io, { ...summary, events: rec.events, observations: rec.observations });
-  else io.stdout(showText(summary, rec));
+  const now = new Date();
+  const proposals = rec.proposals.map((p) => proposalView(rec, p, ctx.config, now));
+  if (values.json) printJson(io, { ...summary, head_sha256: rec.head_sha256, events: rec.events, proofs: proofViews(rec), proposals, observations: rec.observations });
+  else io.stdout(showText(summary, rec, proposals));
   return 0;
 }
 
-async function advance(argv: string[], io: CliIo): Promise<number> {
+async function advance(argv: string[], io: CliIo, settings: Settings): Promise<number> {
   const text = { type: 'string' } as const;
   const { values, positionals } = parse(argv, {
-    ...COMMON, to: text, actor: text, 'expected-version': text, approver: text, owner: text, classification: text,
+    ...COMMON, ...SIGNING, to: text, 'expected-version': text, approver: text, owner: text, classification: text,
     note: text, 'evidence-ref': text, reason: text, 'root-cause': text, prevention: text,
   }, true);
   const id = breakIdArg(positionals);
   const to = values.to?.trim().toUpperCase();
   if (!to || !isBreakState(to)) throw new ConfigError(`--to must be one of ${BREAK_STATES.join(', ')}${values.to ? `, not '${values.to}'` : ''}`);
-  if (!values.actor?.trim()) throw new ConfigError('--actor NAME is required: who makes this transition');
   const ev = values['expected-version']?.trim();
   if (!ev || !/^[0-9]{1,9}$/.test(ev)) throw new ConfigError('--expected-version N is required: the break version this transition expects (see reckon breaks show)');
-  const ctx = await context(values, io);
-  const bs = new BreakStore(ctx.store);
+  const { ctx, act } = await acting(values, io, settings);
   const rec = await readBreak(ctx.store, id);
   const req: TransitionRequest = {
-    to: to as BreakState, actor: values.actor, expected_version: Number(ev), approver: values.approver, owner: values.owner,
+    to: to as BreakState, actor: values.actor ?? '', expected_version: Number(ev), approver: values.approver, owner: values.owner,
     classification: values.classification?.trim().toUpperCase(), note: values.note, evidence_ref: values['evidence-ref'],
     reason: values.reason, root_cause: values['root-cause'], prevention: values.prevention,
   };
   const evidenceRun = to === 'VERIFIED' && req.evidence_ref?.trim() ? await findEvidenceRun(ctx.store, req.evidence_ref, rec) : undefined;
-  const event = planTransition(rec, req, evidenceRun);
-  await bs.append(event);
+  const done = await advanceBreak(act, rec, req, evidenceRun);
+  return report(io, ctx, id, done, Boolean(values.json));
+}
+
+/** Prints what an action wrote: the break after it, and the event that landed or the proposal that waits. */
+async function report(io: CliIo, ctx: Context, id: string, done: ActionResult, json: boolean): Promise<number> {
   const after = await readBreak(ctx.store, id);
   const summary = summarizeBreak(after, ctx);
-  if (values.json) printJson(io, { ...summary, event });
-  else io.stdout(`${id} ${event.from_state} → ${event.to_state} by ${event.actor}; version ${event.version}\n`);
+  const e = done.event;
+  if (done.kind === 'proposal') {
+    const p = after.proposals.find((x) => x.object.digest === done.digest)!;
+    if (json) printJson(io, { ...summary, proposal: proposalView(after, p, ctx.config, new Date()) });
+    else io.stdout(`${id} ${e.from_state} → ${e.to_state} proposed by ${e.actor} for version ${e.version} (${done.key}); it lands when ${e.evidence.approver} countersigns:\n  reckon breaks approve ${id} --version ${e.version}\n`);
+    return 0;
+  }
+  const event = after.events[e.version - 1];
+  if (json) printJson(io, { ...summary, event, proof: proofViews(after)[e.version - 1] });
+  else io.stdout(`${id} ${e.from_state} → ${e.to_state} by ${e.actor}${e.dual_control ? `, countersigned by ${e.evidence.approver}` : ''}; version ${e.version} (sha256 ${done.digest})\n`);
+  return 0;
+}
+
+function versionArg(v: string | undefined): number {
+  const t = v?.trim();
+  if (!t || !/^[1-9][0-9]{0,8}$/.test(t)) throw new ConfigError('--version N is required: the version the proposal would land as (see reckon breaks show or list --pending)');
+  return Number(t);
+}
+
+async function approve(argv: string[], io: CliIo, settings: Settings): Promise<number> {
+  const { values, positionals } = parse(argv, { ...COMMON, ...SIGNING, version: { type: 'string' }, proposal: { type: 'string' } }, true);
+  const id = breakIdArg(positionals);
+  const version = versionArg(values.version);
+  const { ctx, act } = await acting(values, io, settings);
+  const rec = await readBreak(ctx.store, id);
+  const done = await approveProposal(act, rec, version, { proposal: values.proposal, actor: values.actor });
+  return report(io, ctx, id, done, Boolean(values.json));
+}
+
+async function withdraw(argv: string[], io: CliIo, settings: Settings): Promise<number> {
+  const { values, positionals } = parse(argv, { ...COMMON, ...SIGNING, version: { type: 'string' }, proposal: { type: 'string' }, note: { type: 'string' } }, true);
+  const id = breakIdArg(positionals);
+  const version = versionArg(values.version);
+  const { ctx, act } = await acting(values, io, settings);
+  const rec = await readBreak(ctx.store, id);
+  const { key, proposal } = await withdrawProposal(act, rec, version, { proposal: values.proposal, actor: values.actor, note: values.note });
+  const after = await readBreak(ctx.store, id);
+  const p = after.proposals.find((x) => x.object.digest === proposal.object.digest)!;
+  if (values.json) printJson(io, { ...summarizeBreak(after, ctx), proposal: proposalView(after, p, ctx.config, new Date()) });
+  else io.stdout(`${id} proposal for version ${version} (${proposal.event.to_state} by ${proposal.event.actor}) withdrawn (${key})\n`);
   return 0;
 }
 
@@ -134,6 +234,13 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+function proofText(proof: string | undefined, o: { signatures: readonly { role: string; signer: string; key: string }[]; binding: { manifest_key: string } | null; format: string }): string {
+  if (o.format === 'legacy') return 'legacy event (written before signing; unsigned)';
+  if (proof === 'manifest') return o.binding ? `proven by manifest ${o.binding.manifest_key}` : 'planned by a run, not yet bound to its manifest';
+  if (proof === 'unsigned') return 'UNSIGNED (signing.unsigned: true)';
+  return `signed: ${o.signatures.map((x) => `${x.role} ${x.signer} ${x.key}`).join(', ')}`;
+}
+
 function listText(rows: readonly BreakSummary[]): string {
   if (rows.length === 0) return 'no breaks\n';
   const head = ['BREAK_ID', 'CONTROL', 'KIND', 'KEY', 'STATE', 'V', 'OWNER', 'AGE_S', 'SLA'];
@@ -144,14 +251,27 @@ function listText(rows: readonly BreakSummary[]): string {
   return `${[line(head), ...body.map(line)].join('\n')}\n${note}`;
 }
 
-function showText(s: BreakSummary, rec: BreakRecord): string {
+function pendingText(rows: readonly { summary: BreakSummary; proposal: ReturnType<typeof proposalView> }[]): string {
+  if (rows.length === 0) return 'no pending proposals\n';
+  const head = ['BREAK_ID', 'CONTROL', 'KIND', 'KEY', 'STATE', 'PROPOSED', 'V', 'BY', 'APPROVER', 'AT'];
+  const body = rows.map(({ summary: s, proposal: p }) => [s.break_id, s.control_id, s.kind, s.key, s.state, p.to_state, String(p.version), p.actor, p.approver ?? '-', p.at]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  return `${[line(head), ...body.map(line)].join('\n')}\n`;
+}
+
+function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnType<typeof proposalView>[]): string {
   const lines = [
     `${s.break_id}  ${s.control_id} ${s.kind} ${s.key}`,
     `  state ${s.state}  version ${s.version}  owner ${s.owner ?? '-'}${s.owner_assigned ? '' : ' (not yet triaged)'}  classification ${s.classification ?? '-'}`,
     `  window [${s.window?.start ?? '?'}, ${s.window?.end ?? '?'})  first record ${s.first_record_time ?? '-'}  as-of ${s.as_of ?? '-'}`,
     `  age ${s.age_s ?? '-'} s  SLA ${s.sla_s ?? '-'} s  ${s.sla_breached === null ? '' : s.sla_breached ? 'BREACHED' : 'within SLA'}`,
     'events:',
-    ...rec.events.map((e) => `  v${e.version} ${e.at} ${e.from_state ?? '-'} → ${e.to_state} by ${e.actor}  ${Object.entries(e.evidence).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')}`),
+    ...rec.stored.flatMap(({ event: e, object: o }) => [
+      `  v${e.version} ${e.at} ${e.from_state ?? '-'} → ${e.to_state} by ${e.actor}  ${Object.entries(e.evidence).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')}`,
+      `      ${proofText(e.proof, o)}  sha256 ${o.digest}`,
+    ]),
+    ...(proposals.length ? ['proposals:', ...proposals.map((p) => `  v${p.version} ${p.from_state} → ${p.to_state} by ${p.actor}, approver ${p.approver ?? '-'}, ${p.at}: ${p.status.toUpperCase()}${p.withdrawal ? ` (withdrawn by ${p.withdrawal.actor} ${p.withdrawal.at})` : ''}  ${p.sha256.slice(0, 16)}`)] : []),
     'observations:',
     ...rec.observations.map((o) => `  ${o.observed_at} ${o.run_id} [${o.window.start}, ${o.window.end}) ${o.disposition} record ${o.record_time ?? '-'} as-of ${o.as_of ?? '-'}: ${o.detail}`),
   ];

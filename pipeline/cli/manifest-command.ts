@@ -2,12 +2,21 @@
 import { ConfigError } from '../core/errors.js';
 import { ExitCode } from '../core/outcome.js';
 import { existsSync } from 'node:fs';
-import { verifyManifests } from '../publish/verify-chain.js';
+import { verifyManifests, type BreakLogReport } from '../publish/verify-chain.js';
 import { findManifest } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
 import type { CommandContext } from './command.js';
+
+/** One line on what the break-log check covered. */
+function breakLine(c: BreakLogReport['counts']): string {
+  const parts = [`${c.breaks} break log(s), ${c.events} event(s): ${c.signed} signed (${c.countersigned} countersigned), ${c.by_run} by runs`];
+  if (c.unsigned) parts.push(`${c.unsigned} UNSIGNED by configuration`);
+  if (c.legacy) parts.push(`${c.legacy} legacy object(s) from before signing`);
+  parts.push(`${c.observations} observation(s), ${c.proposals} proposal(s), ${c.signatures} signature(s) checked`);
+  return parts.join(', ');
+}
 
 /** Runs `reckon manifest verify` with `argv` (after the subcommand); returns 0 or 1. */
 export async function command(argv: string[], { io }: CommandContext): Promise<number> {
@@ -19,12 +28,16 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   if (!location.startsWith('s3://') && !existsSync(localOrRemote(io, location))) throw new ConfigError(`--store ${location}: no store there`);
   const store = await openStore(localOrRemote(io, location));
   if (values.run !== undefined && !(await findManifest(store, values.run))) throw new ConfigError(`--run ${values.run}: no published manifest of that run in ${store.location}`);
-  const { checked, problems } = await verifyManifests(store, values.run);
-  if (values.json) printJson(io, { ok: problems.length === 0, checked, problems });
-  else if (problems.length === 0) io.stdout(`ok: ${checked} manifest(s) verified, chain intact\n`);
+  const { checked, problems, breaks } = await verifyManifests(store, values.run);
+  if (values.json) printJson(io, { ok: problems.length === 0, checked, problems, breaks });
   else {
-    io.stdout(`FAILED: first broken link: ${problems[0].key}: ${problems[0].problem}\n`);
-    for (const p of problems.slice(1)) io.stdout(`  also: ${p.key}: ${p.problem}\n`);
+    if (problems.length === 0) io.stdout(`ok: ${checked} manifest(s) verified, chain intact; ${breakLine(breaks.counts)}\n`);
+    else {
+      io.stdout(`FAILED: first broken link: ${problems[0].key}: ${problems[0].problem}\n`);
+      for (const p of problems.slice(1)) io.stdout(`  also: ${p.key}: ${p.problem}\n`);
+    }
+    for (const n of breaks.notices.slice(0, 20)) io.stdout(`  note: ${n.key}: ${n.problem}\n`);
+    if (breaks.notices.length > 20) io.stdout(`  … and ${breaks.notices.length - 20} more notes (--json lists them all)\n`);
   }
   return problems.length === 0 ? ExitCode.CLEAN : ExitCode.MISMATCH;
 }

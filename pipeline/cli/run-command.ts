@@ -1,5 +1,7 @@
 /** `reckon run` (CONTRACT §7): parses options, runs the window, prints the summary, returns the exit code. */
-import { loadConfig } from '../config/config.js';
+import { loadConfig, type LoadedConfig } from '../config/config.js';
+import { configuredRegistry } from '../breaks/actions.js';
+import type { SignerRegistry } from '../signing/registry.js';
 import { loadControls } from '../controls/definitions.js';
 import { selectControls } from '../controls/selection.js';
 import { ConfigError } from '../core/errors.js';
@@ -55,7 +57,7 @@ async function runRequest(values: RunValues, { io, settings }: CommandContext): 
   const definitions = await loadControls();
   const config = await loadConfig(values.config, definitions, { cwd: io.cwd });
   return {
-    window, controls: selectControls(definitions, controls), config, trigger, settings,
+    window, controls: selectControls(definitions, controls), config, trigger, settings, signers: await runRegistry(config),
     sources: localOrRemote(io, values.sources ?? 'sources'),
     store: localOrRemote(io, values.store ?? 'var/reckon'),
     reason: values.reason ?? null,
@@ -64,6 +66,12 @@ async function runRequest(values: RunValues, { io, settings }: CommandContext): 
     faults: faultPoints(settings.faultPause, (text) => io.stderr(text)),
     env: io.env,
   };
+}
+
+/** The registry a run records and keeps: the configured one (invalid: exit 2), none when unsigned or none is configured. */
+async function runRegistry(config: LoadedConfig): Promise<SignerRegistry | null> {
+  if (config.config.signing.unsigned || !config.config.signing.registry) return null;
+  return configuredRegistry(config);
 }
 
 /** Most quarantine entries printed on stderr, one line each; the rest are counted, never dropped from the manifest or the output. */
@@ -107,6 +115,7 @@ export function jsonSummary(r: RunResult) {
     manifest: r.manifest,
     results_digest: r.results_digest,
     quarantine_count: r.quarantine_count,
+    break_signing: r.manifestDoc.break_log?.signing ?? null,
     controls: r.controls.map((c) => ({
       control_id: c.control_id, status: c.status, as_of: c.as_of, readiness: c.readiness, quarantined_datasets: c.quarantined_datasets,
       totals: c.totals,
@@ -130,6 +139,7 @@ export function humanSummary(r: RunResult): string {
     if (c.status === 'INCOMPLETE') lines.push(`        quarantined input in: ${c.quarantined_datasets.join(', ')}`);
   }
   if (r.quarantine_count) lines.push(`  ${r.quarantine_count} record(s) or file(s) quarantined; see the manifest and outputs/quarantine`);
+  if (r.manifestDoc.break_log?.signing.mode === 'unsigned') lines.push('  break transitions are NOT signed: the configuration says signing.unsigned: true');
   lines.push(`  manifest ${r.manifest.path}`, `  sha256   ${r.manifest.sha256}`, `  results  ${r.results_digest}`);
   return `${lines.join('\n')}\n`;
 }

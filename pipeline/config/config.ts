@@ -8,11 +8,19 @@
  * Example (JSON or the same in YAML):
  *   { "rounding_mode": "HALF_EVEN",
  *     "controls": { "RC03": { "sla_s": 60, "sla_s_by_kind": { "RESERVATION_MISMATCH": 600 }, "owner": "ledger-ops" } },
- *     "timing_rules": [ { "control": "RC02", "kind": "FILL_MISSING_VENUE", "max_age_s": 300 } ] }
+ *     "timing_rules": [ { "control": "RC02", "kind": "FILL_MISSING_VENUE", "max_age_s": 300 } ],
+ *     "signing": { "registry": "signers/allowed_signers", "closed_needs_approval": true,
+ *                  "roles": { "olivia": { "owns": ["RC06"], "approves": [] }, "amy": { "approves": ["*"] } } } }
+ *
+ * `signing` (issue 17, docs/breaks.md): the signer registry (an allowed_signers file, relative to
+ * the configuration file) that people's break transitions are signed against; `unsigned: true`
+ * instead runs without signatures, and only when said so; CLOSED countersigned like CONTAINED and
+ * CORRECTED when `closed_needs_approval`; how long a proposal may wait for its countersignature;
+ * which controls each signer may own and approve (absent: any).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { ROUNDING_MODES } from '../contract/money.js';
@@ -31,10 +39,27 @@ const TimingRule = z.object({
   max_age_s: z.number().int().nonnegative(),
 }).strict();
 
+/** Controls a signer may own or approve: control ids, or `*` for every control. */
+const ControlList = z.array(z.union([z.literal('*'), z.string().regex(/^RC[0-9]{2}$/)]));
+
+const SigningRoles = z.object({ owns: ControlList.default([]), approves: ControlList.default([]) }).strict();
+
+/** Seven days: how long a proposal waits for its countersignature by default. */
+export const PROPOSAL_MAX_AGE_S = 7 * 24 * 3600;
+
+const SigningConfig = z.object({
+  registry: z.string().min(1).optional(),
+  unsigned: z.boolean().default(false),
+  closed_needs_approval: z.boolean().default(false),
+  proposal_max_age_s: z.number().int().positive().default(PROPOSAL_MAX_AGE_S),
+  roles: z.record(z.string().min(1), SigningRoles).optional(),
+}).strict().refine((s) => !(s.unsigned && s.registry), { message: 'unsigned: true and a registry exclude each other: sign against the registry, or say unsigned' });
+
 export const ConfigSchema = z.object({
   rounding_mode: z.enum(ROUNDING_MODES).default('HALF_EVEN'),
   controls: z.record(z.string().regex(/^RC[0-9]{2}$/), ControlConfig).default({}),
   timing_rules: z.array(TimingRule).default([]),
+  signing: SigningConfig.default({ unsigned: false, closed_needs_approval: false, proposal_max_age_s: PROPOSAL_MAX_AGE_S }),
 }).strict();
 
 export type Config = Readonly<z.infer<typeof ConfigSchema>>;
@@ -44,6 +69,17 @@ export interface LoadedConfig {
   readonly config: Config;
   readonly sha256: string;
   readonly path?: string;
+  /** The folder of the configuration file (absolute): `signing.registry` is relative to it. */
+  readonly dir?: string;
+}
+
+/** The signing part of a configuration (`signing`). */
+export type SigningConfig = Config['signing'];
+
+/** The absolute path of the configured signer registry, or null when none is configured. */
+export function registryPath(loaded: LoadedConfig): string | null {
+  const r = loaded.config.signing.registry;
+  return r ? resolve(loaded.dir ?? '.', r) : null;
 }
 
 /** The configuration of no file: every default, with the SHA-256 of `{}`. */
@@ -60,7 +96,8 @@ export function defaultConfig(): LoadedConfig {
 export async function loadConfig(path: string | undefined, controls: readonly ControlDefinition[], opts: { cwd?: string } = {}): Promise<LoadedConfig> {
   if (!path) return defaultConfig();
   let bytes: Buffer;
-  try { bytes = readFileSync(resolve(opts.cwd ?? '.', path)); } catch (e) { throw new ConfigError(`cannot read configuration ${path}: ${(e as Error).message}`, path); }
+  const absolute = resolve(opts.cwd ?? '.', path);
+  try { bytes = readFileSync(absolute); } catch (e) { throw new ConfigError(`cannot read configuration ${path}: ${(e as Error).message}`, path); }
   let doc: unknown;
   try {
     if (/\.ya?ml$/i.test(path)) {
@@ -79,7 +116,7 @@ export async function loadConfig(path: string | undefined, controls: readonly Co
     const lines = issues.map((i) => `  ${i.path || '(root)'}: ${i.message}`);
     throw new ConfigError(`configuration ${path} is invalid:\n${lines.join('\n')}`, path, issues[0].path);
   }
-  return { config: Object.freeze(parsed.data!), sha256: createHash('sha256').update(bytes).digest('hex'), path };
+  return { config: Object.freeze(parsed.data!), sha256: createHash('sha256').update(bytes).digest('hex'), path, dir: dirname(absolute) };
 }
 
 /** One configuration problem: dotted path into the document and what is wrong there. */
@@ -110,6 +147,13 @@ export function configIssuesAgainstControls(config: Config, controls: readonly C
       if (!def.difference_kinds.includes(kind)) issues.push({ path: `controls.${id}.sla_s_by_kind.${kind}`, message: `${id} emits no difference kind ${kind}; its kinds: ${def.difference_kinds.join(', ')}` });
     }
   }
+  for (const [name, roles] of Object.entries(config.signing.roles ?? {})) {
+    for (const part of ['owns', 'approves'] as const) {
+      roles[part].forEach((c, i) => {
+        if (c !== '*' && !byId.has(c)) issues.push({ path: `signing.roles.${name}.${part}.${i}`, message: `unknown control ${c}; known: ${known}` });
+      });
+    }
+  }
   config.timing_rules.forEach((r, i) => {
     const def = byId.get(r.control);
     if (!def) issues.push({ path: `timing_rules.${i}.control`, message: `unknown control ${r.control}; known: ${known}` });
@@ -128,6 +172,14 @@ export function configIssuesAgainstControls(config: Config, controls: readonly C
 export function slaSeconds(config: Config, def: ControlDefinition | undefined, kind: string): number | null {
   const cfg = config.controls[def?.control_id ?? ''];
   return cfg?.sla_s_by_kind?.[kind] ?? def?.sla_s_by_kind[kind] ?? cfg?.sla_s ?? def?.sla_s ?? null;
+}
+
+/** True when `signer` may own (`owns`) or approve (`approves`) breaks of `controlId`: always when no roles are configured. */
+export function signerMay(config: Config, signer: string, part: 'owns' | 'approves', controlId: string): boolean {
+  const roles = config.signing.roles;
+  if (!roles) return true;
+  const mine = Object.entries(roles).find(([name]) => name.trim().toLowerCase() === signer.trim().toLowerCase())?.[1];
+  return mine !== undefined && mine[part].some((c) => c === '*' || c === controlId);
 }
 
 /** The owner a control's breaks are routed to before triage: the configuration's, else the definition's. */

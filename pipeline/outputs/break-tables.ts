@@ -63,7 +63,7 @@ function tsPair(name: string, text: string | null | undefined): Record<string, s
  * definitions (pass all of them, not only the run's selection). Throws what the store throws.
  */
 export async function breakOutputRows(
-  store: ObjectStore,
+  store: Pick<ObjectStore, 'get' | 'list'>,
   args: { readonly runId: string; readonly config: Config; readonly controls: readonly ControlDefinition[] },
 ): Promise<BreakOutputRows> {
   const records = await new BreakStore(store).readAll();

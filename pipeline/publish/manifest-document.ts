@@ -4,7 +4,7 @@
  * outputs, the chain link, its leases and how it ran. The shape is manifests/v1/schema.ts's; this
  * module only decides what goes where, and is pure (the run phase gathers the parts).
  */
-import type { ControlResult, ManifestV1, Trigger } from '../../manifests/v1/schema.js';
+import type { BreakLogRecord, ControlResult, ManifestV1, Trigger } from '../../manifests/v1/schema.js';
 import type { RunOutcome } from '../core/outcome.js';
 import type { BreakOutcome } from '../breaks/run-breaks.js';
 import type { CutoffMapping, DatasetLoad, QuarantineEntry } from '../load/load.js';
@@ -81,6 +81,8 @@ export interface ManifestParts {
   readonly chain: { readonly sequence: number; readonly previous_manifest_sha256: string | null };
   readonly leases: readonly Lease[];
   readonly runtime: RuntimeParts;
+  /** Signing mode, the staged break plan, the heads checkpoint, automatic verifications (issue 17). */
+  readonly breakLog: BreakLogRecord;
 }
 
 /** The version-1 manifest document of a run (canonical JSON is taken by publishManifest). */
@@ -101,16 +103,21 @@ export function manifestDocument(p: ManifestParts): ManifestV1 {
     breaks: p.breaks.map((b) => ({
       break_id: b.break_id, control_id: b.control_id, kind: b.kind, key: b.key, disposition: b.disposition,
       state: b.state, version: b.version, age_s: b.age_s, sla_s: b.sla_s, sla_breached: b.sla_breached,
+      head: b.head, event: b.event, observation_sha256: b.observation_sha256,
     })),
-    notes: notesFor(sources.datasets),
+    notes: [...notesFor(sources.datasets), ...(p.breakLog.signing.mode === 'unsigned' ? [UNSIGNED_NOTE] : [])],
     outputs: p.outputs.map((o) => ({ table: o.table, key: o.key, sha256: o.sha256, size: o.size, rows: o.rows })),
     results_digest: p.results_digest,
     chain: { ...p.chain },
     leases: p.leases.map((l) => ({ control_id: l.control_id, fencing_token: l.token, acquired_at: l.acquired_at, expires_at: l.expires_at })),
     timings_ms: { ...p.runtime.timings_ms },
     runtime: runtime(p.runtime),
+    break_log: p.breakLog,
   };
 }
+
+/** The note every manifest of a run in unsigned mode carries. */
+export const UNSIGNED_NOTE = 'break transitions are not signed: the configuration says signing.unsigned: true, so who made each step is not proven';
 
 function runtime(r: RuntimeParts): ManifestV1['runtime'] {
   return {

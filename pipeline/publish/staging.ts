@@ -1,11 +1,16 @@
 /**
- * Crash-safe publication (CONTRACT §6, issue 7). A run stages its output objects under
- * `_staging/<run_id>/` (readers and Athena ignore names starting with `_`), publishes its manifest
- * — the commit point — and only then promotes each staged object to its final key. A run killed
- * before the manifest leaves only staging, which the next run removes; a run killed after it is
- * rolled forward by the next run, which promotes what is missing. Nothing published is rewritten.
+ * Crash-safe publication (CONTRACT §6, issues 7 and 17). A run stages its output objects, its
+ * checkpoint of break heads and its break plan under `_staging/<run_id>/` (readers and Athena
+ * ignore names starting with `_`), publishes its manifest — the commit point — and only then
+ * promotes each staged object to its final key and writes its planned break objects, bound to the
+ * manifest. A run killed before the manifest leaves only staging, which the next run removes; a
+ * run killed after it is rolled forward by the next run (finishPublication), which promotes and
+ * writes what is missing. Nothing published is rewritten.
  */
 import { sha256Hex } from '../core/digest.js';
+import { NO_FAULTS, type FaultPoints } from '../core/fault.js';
+import { planKey, stagedPlan, writePlanned, type RollForward } from '../breaks/break-plan.js';
+import type { ManifestV1 } from '../../manifests/v1/schema.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
@@ -17,7 +22,7 @@ export async function stageOutputs(store: ObjectStore, runId: string, outputs: r
   for (const o of outputs) await store.putFileOnce(`_staging/${runId}/${o.key}`, o.localPath);
 }
 
-/** Promotes staged objects to their final keys, checking each SHA-256. Idempotent: an existing equal object is fine. */
+/** Promotes staged objects to their final keys, checking each SHA-256. Idempotent: an existing equal object is fine. Staging is left for clearStaging. */
 export async function promoteOutputs(store: ObjectStore, runId: string, outputs: readonly { key: string; sha256: string }[]): Promise<void> {
   for (const o of outputs) {
     const staged = await store.get(`_staging/${runId}/${o.key}`);
@@ -35,31 +40,63 @@ export async function promoteOutputs(store: ObjectStore, runId: string, outputs:
       if (!existing || sha256Hex(existing) !== o.sha256) throw new Error(`${o.key} exists with different content; it is never overwritten`);
     }
   }
-  await clearStaging(store, runId);
 }
 
-/** Deletes a run's staging objects. */
+/** A published manifest as finishPublication needs it. */
+export interface PublishedRun {
+  readonly key: string;
+  readonly sha256: string;
+  readonly manifest: Pick<ManifestV1, 'run_id' | 'outputs' | 'break_log'>;
+}
+
+/**
+ * Completes the publication of a published run: promotes its staged outputs and heads checkpoint
+ * (fault point `promoted`), writes its staged break plan bound to the manifest (break-plan.ts
+ * writePlanned: fault points `writing-breaks`, `breaks-written`), then clears its staging.
+ * Idempotent, so the run itself and, after a crash, the next run call it alike. Throws
+ * InternalError when the staged plan does not match the manifest's digest.
+ */
+export async function finishPublication(store: ObjectStore, run: PublishedRun, fault: FaultPoints = NO_FAULTS): Promise<RollForward | null> {
+  const runId = run.manifest.run_id;
+  const log = run.manifest.break_log;
+  const heads = log ? [{ key: log.heads.key, sha256: log.heads.sha256 }] : [];
+  await promoteOutputs(store, runId, [...run.manifest.outputs, ...heads]);
+  await fault('promoted');
+  let rolled: RollForward | null = null;
+  if (log) {
+    // clearStaging removes the plan last: a plan that is gone was written in full.
+    const plan = await stagedPlan(store, runId, log.plan.sha256);
+    if (plan) rolled = await writePlanned(store, plan, { manifest_key: run.key, manifest_sha256: run.sha256 }, fault);
+  }
+  await clearStaging(store, runId);
+  return rolled;
+}
+
+/** Deletes a run's staging objects, its break plan last (finishPublication reads a missing plan as written in full). */
 export async function clearStaging(store: ObjectStore, runId: string): Promise<void> {
-  for (const k of await store.list(`_staging/${runId}`)) await store.deleteScratch(k);
+  const keys = await store.list(`_staging/${runId}`);
+  const plan = planKey(runId);
+  for (const k of [...keys.filter((x) => x !== plan), ...keys.filter((x) => x === plan)]) await store.deleteScratch(k);
   // A local store also drops the run's now empty staging folders.
   if (store instanceof LocalObjectStore) await rm(join(store.root, '_staging', runId), { recursive: true, force: true });
 }
 
 /**
- * Rolls earlier runs forward or back: staged runs with a published manifest are promoted; staged
- * runs without one, whose leases are no longer held (`isLive` false), are removed. Returns what it did.
+ * Rolls earlier runs forward or back: staged runs with a published manifest are finished
+ * (finishPublication: outputs promoted, break plan written); staged runs without one, whose owner
+ * is no longer alive (`isLive` false), are removed with their plan. Returns what it did.
  */
 export async function recoverStaging(
   store: ObjectStore,
-  manifestOutputs: (runId: string) => Promise<readonly { key: string; sha256: string }[] | undefined>,
+  published: (runId: string) => Promise<PublishedRun | undefined>,
   isLive: (runId: string) => Promise<boolean>,
-): Promise<{ promoted: string[]; discarded: string[] }> {
+): Promise<{ promoted: { runId: string; rolled: RollForward | null }[]; discarded: string[] }> {
   const runIds = [...new Set((await store.list('_staging')).map((k) => k.split('/')[1]))].sort();
-  const promoted: string[] = [];
+  const promoted: { runId: string; rolled: RollForward | null }[] = [];
   const discarded: string[] = [];
   for (const runId of runIds) {
-    const outs = await manifestOutputs(runId);
-    if (outs) { await promoteOutputs(store, runId, outs); promoted.push(runId); }
+    const run = await published(runId);
+    if (run) promoted.push({ runId, rolled: await finishPublication(store, run) });
     else if (!(await isLive(runId))) { await clearStaging(store, runId); discarded.push(runId); }
   }
   return { promoted, discarded };

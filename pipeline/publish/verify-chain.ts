@@ -1,8 +1,11 @@
 /**
  * `reckon manifest verify` (CONTRACT §6): every manifest of a store checked in chain order —
- * canonical bytes, published digest, schema, sequence, links, outputs and still-present inputs.
+ * canonical bytes, published digest, schema, sequence, links, outputs and still-present inputs —
+ * and then the break log against them (breaks/verify-log.ts: chains, signatures, bindings, heads).
  */
 import { join } from 'node:path';
+import { stagedPlan } from '../breaks/break-plan.js';
+import { verifyBreakLogs, type LogCounts, type LogFinding, type ManifestRef } from '../breaks/verify-log.js';
 import { canonicalJson } from '../core/canonical.js';
 import { hashFile, sha256Hex } from '../core/digest.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -39,9 +42,10 @@ export interface VerifyProblem {
  * bytes, recorded digest, schema, contiguous sequence, previous-manifest links, and the SHA-256 of
  * every output object it lists. Returns the problems found, first broken link first.
  */
-export async function verifyManifests(store: ObjectStore, runId?: string, opts: { inputs?: boolean } = {}): Promise<{ checked: number; problems: VerifyProblem[] }> {
+export async function verifyManifests(store: ObjectStore, runId?: string, opts: { inputs?: boolean } = {}): Promise<{ checked: number; problems: VerifyProblem[]; breaks: BreakLogReport }> {
   const keys = (await store.list('manifests')).filter((k) => k.endsWith('.json')).sort();
   const problems: VerifyProblem[] = [];
+  const refs: ManifestRef[] = [];
   let previous: string | null = null;
   let expectedSeq = 1;
   let checked = 0;
@@ -66,6 +70,7 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
       problems.push({ key, problem: `not a readable version-1 manifest: ${(e as Error).message.split('\n')[0]}` });
     }
     if (doc) {
+      refs.push({ key, sha256: sha, manifest: doc });
       if (doc.run_id !== m[2]) problems.push({ key, problem: `run_id ${doc.run_id} does not match the file name` });
       if (doc.chain.sequence !== seq) problems.push({ key, problem: `records sequence ${doc.chain.sequence}, file name says ${seq}` });
       if (doc.chain.previous_manifest_sha256 !== previous) problems.push({ key, problem: `previous_manifest_sha256 ${doc.chain.previous_manifest_sha256} does not match the preceding manifest ${previous}: the chain is broken` });
@@ -84,5 +89,14 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
     expectedSeq = seq + 1;
     if (runId && m[2] === runId) break;
   }
-  return { checked, problems };
+  const breaks = await verifyBreakLogs(store, { manifests: refs, stagedPlan: (run, sha256) => stagedPlan(store, run, sha256).catch(() => undefined) });
+  for (const p of breaks.problems) problems.push(p);
+  return { checked, problems, breaks: { counts: breaks.counts, notices: breaks.notices, registries: breaks.registries } };
+}
+
+/** What the break-log check counted and noticed (legacy, unsigned, superseded, pending, unattested registries). */
+export interface BreakLogReport {
+  readonly counts: LogCounts;
+  readonly notices: readonly LogFinding[];
+  readonly registries: readonly string[];
 }

@@ -13,7 +13,9 @@ import type { RunLogger } from '../core/log.js';
 import type { RunOutcome } from '../core/outcome.js';
 import type { Settings } from '../core/settings.js';
 import type { Window } from '../contract/window.js';
-import type { BreakOutcome } from '../breaks/run-breaks.js';
+import type { PlannedObject } from '../breaks/break-plan.js';
+import type { BreakOutcome, VerifiedOutcome } from '../breaks/run-breaks.js';
+import type { SignerRegistry } from '../signing/registry.js';
 import type { Engine } from '../load/engine.js';
 import type { DatasetLoad, LoadResult } from '../load/load.js';
 import type { Lease } from '../publish/lease.js';
@@ -35,6 +37,8 @@ export interface RunRequest {
   readonly rerunOf: string | null;
   /** Settings parsed from the environment at the command line's entry (core/settings.ts). */
   readonly settings: Settings;
+  /** The signer registry the configuration names (null: none, or `signing.unsigned`): recorded in the manifest and kept in the store. */
+  readonly signers?: SignerRegistry | null;
   /** Logger (stderr only); defaults to one that drops everything. */
   readonly logger?: RunLogger;
   /** Crash-test pauses (core/fault.ts); default none. */
@@ -84,12 +88,24 @@ export interface EvaluatedControls {
   readonly commonSql: readonly { path: string; text: string; sha256: string }[];
 }
 
-/** The breaks phase's result: final control results, what the run did to breaks, its outcome and results digest. */
+/** The run's staged break plan (breaks/break-plan.ts): its objects, the verifications, its SHA-256 and counts. */
+export interface StagedPlan {
+  readonly objects: readonly PlannedObject[];
+  readonly verified: readonly VerifiedOutcome[];
+  readonly sha256: string;
+  readonly events: number;
+  readonly observations: number;
+}
+
+/** The breaks phase's result: final control results, what the run does to breaks, its outcome and results digest. */
 export interface SettledResults {
   readonly results: readonly ControlResult[];
   readonly breaks: readonly BreakOutcome[];
   readonly outcome: RunOutcome;
   readonly resultsDigest: string;
+  readonly plan: StagedPlan;
+  /** The staged checkpoint of every break's head: final key, SHA-256, how many breaks. */
+  readonly heads: { readonly key: string; readonly sha256: string; readonly breaks: number };
 }
 
 /** Runs `fn`, recording its duration in `timings[phase]` (ms) even when it throws. */

@@ -1,10 +1,10 @@
 /**
  * Phase 5, outputs (CONTRACT §6): the rows of every output table, keyed by column name (runs,
- * control_totals, differences, quarantine, and the break tables' snapshot of the store), written
- * to Parquet in the scratch folder and staged under `_staging/<run>/` beside an owner record.
- * Nothing is visible to readers yet. Fault point `staged` (staged, no manifest).
+ * control_totals, differences, quarantine, and the break tables' snapshot of the store as it will
+ * be once the run's planned break objects are written), written to Parquet in the scratch folder
+ * and staged under `_staging/<run>/` beside the plan. Nothing is visible to readers yet. Fault
+ * point `staged` (staged, no manifest).
  */
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { ControlResult } from '../../manifests/v1/schema.js';
 import { LARGE_TOTALS_TABLE } from '../controls/totals.js';
@@ -14,20 +14,18 @@ import { windowDate } from '../contract/window.js';
 import type { LoadResult } from '../load/load.js';
 import { BREAK_OUTPUT_TABLES, breakOutputRows } from '../outputs/break-tables.js';
 import { OUTPUT_TABLES, writeOutputs, type OutputObject, type OutputQueries, type OutputRow } from '../outputs/outputs.js';
+import { overlay } from '../breaks/break-plan.js';
 import { stageOutputs } from '../publish/staging.js';
 import { timed, type LoadedInputs, type RunContext, type SettledResults } from './context.js';
-import type { StagingOwner } from './recovery.js';
 
 /** Writes and stages the run's outputs; returns them (`runs` last). */
 export async function writeRunOutputs(ctx: RunContext, inputs: LoadedInputs, settled: SettledResults): Promise<OutputObject[]> {
   const { req, runId } = ctx;
-  const breakRows = await breakOutputRows(ctx.store, { runId, config: req.config.config, controls: req.controls.all });
+  const breakRows = await breakOutputRows(overlay(ctx.store, settled.plan.objects), { runId, config: req.config.config, controls: req.controls.all });
   ctx.progress.doing = 'writing outputs';
   const outputs = await timed(ctx.timings, 'outputs_ms', async () => {
     const rows = { ...outputRows(ctx, settled, inputs.loaded), ...breakRows };
     const files = await writeOutputs(inputs.conn, join(ctx.scratch, 'staging'), windowDate(req.window), runId, rows, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, largeTotalRows(ctx, settled.results));
-    const owner: StagingOwner = { pid: process.pid, host: hostname(), started_at: ctx.startedAt.toISOString() };
-    await ctx.store.putOnce(`_staging/${runId}/_owner.json`, JSON.stringify(owner));
     await stageOutputs(ctx.store, runId, files);
     return files;
   });

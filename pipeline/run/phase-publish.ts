@@ -1,8 +1,9 @@
 /**
  * Phase 6, publish (CONTRACT §6): the commit point. Gathers the code parts (SQL and definition
  * hashes, version, commit, fingerprints), then under the store's publish lock checks the leases'
- * fencing tokens and writes the manifest once (publish/manifest-document.ts builds it). Fault
- * point `published` (manifest written, outputs still staged); then the outputs are promoted.
+ * fencing tokens and writes the manifest once (publish/manifest-document.ts builds it), listing
+ * the run's staged break plan and heads checkpoint. Fault point `published` (manifest written,
+ * outputs and break objects still staged).
  */
 import { readFile } from 'node:fs/promises';
 import { repoPath } from '../core/paths.js';
@@ -13,14 +14,15 @@ import { codeFingerprint, inputsFingerprint } from '../publish/fingerprint.js';
 import { checkFencing } from '../publish/lease.js';
 import { publishManifest } from '../publish/manifest-chain.js';
 import { manifestDocument, type CodeParts, type ManifestParts } from '../publish/manifest-document.js';
-import { promoteOutputs } from '../publish/staging.js';
-import type { ManifestV1 } from '../../manifests/v1/schema.js';
+import { planKey } from '../breaks/break-plan.js';
+import { BREAK_NAMESPACE } from '../signing/registry.js';
+import type { BreakLogRecord, ManifestV1 } from '../../manifests/v1/schema.js';
 import type { EvaluatedControls, LoadedInputs, RunContext, SettledResults } from './context.js';
 
 /** A published manifest: its store key, SHA-256 and document. */
 export interface Published { readonly key: string; readonly sha256: string; readonly manifest: ManifestV1 }
 
-/** Publishes the run's manifest and promotes its outputs. Throws ConcurrencyError (exit 5) when a lease was taken over. */
+/** Publishes the run's manifest. Throws ConcurrencyError (exit 5) when a lease was taken over. */
 export async function publishRun(ctx: RunContext, inputs: LoadedInputs, evaluated: EvaluatedControls, settled: SettledResults, outputs: readonly OutputObject[]): Promise<Published> {
   const code = await codeParts(ctx, evaluated);
   const inputObjects = [...inputs.loaded.datasets.flatMap((d) => d.files.map((f) => ({ path: f.path, sha256: f.sha256 }))), ...Object.values(inputs.controlFiles).flat()];
@@ -32,8 +34,18 @@ export async function publishRun(ctx: RunContext, inputs: LoadedInputs, evaluate
     return manifestDocument(manifestParts(ctx, inputs, settled, outputs, { code, fingerprints, chain }));
   });
   await ctx.fault('published');
-  await promoteOutputs(ctx.store, ctx.runId, outputs);
   return published;
+}
+
+/** The manifest's break log record: signing mode and registry, the staged plan, the heads checkpoint, automatic verifications. */
+function breakLog(ctx: RunContext, settled: SettledResults): BreakLogRecord {
+  const { plan, heads } = settled;
+  return {
+    signing: { mode: ctx.req.config.config.signing.unsigned ? 'unsigned' : 'signed', namespace: BREAK_NAMESPACE, registry_sha256: ctx.req.signers?.sha256 ?? null },
+    plan: { key: planKey(ctx.runId), sha256: plan.sha256, events: plan.events, observations: plan.observations },
+    heads: { ...heads },
+    verified: plan.verified.map((v) => ({ break_id: v.break_id, control_id: v.control_id, kind: v.kind, key: v.key, head: v.head, event: v.event })),
+  };
 }
 
 /** The SQL and control definitions (every control's, not only the selected ones), version and commit the run used. */
@@ -75,7 +87,7 @@ function manifestParts(
       location: req.sources, datasets: inputs.loaded.datasets, remote: inputs.located.remote, controlFiles: inputs.controlFiles,
       cutoffMappings: inputs.loaded.cutoffMappings, quarantine: inputs.loaded.quarantine, plan: inputs.located.plan,
     },
-    results: settled.results, results_digest: settled.resultsDigest, breaks: settled.breaks, outputs, leases: ctx.leases,
+    results: settled.results, results_digest: settled.resultsDigest, breaks: settled.breaks, outputs, leases: ctx.leases, breakLog: breakLog(ctx, settled),
     runtime: {
       node: process.version, timings_ms: ctx.timings, outcome: settled.outcome,
       duckdb: { threads: DUCKDB_THREADS, memory_limit: inputs.engine.memory_limit, storage: inputs.engine.storage, estimated_bytes: inputs.engine.estimated_bytes },

@@ -5,10 +5,11 @@
  *   prepare   store, checks, recovery of earlier runs, leases          (phase-prepare.ts; fault point leased)
  *   load      sources located and loaded into DuckDB                   (phase-load.ts; loading, computing)
  *   evaluate  every selected control: totals, differences, status      (phase-evaluate.ts)
- *   breaks    breaks opened, reobserved, reopened; results settled     (phase-breaks.ts)
+ *   breaks    break events and observations planned and staged         (phase-breaks.ts; planned)
  *   outputs   Parquet outputs written and staged                       (phase-outputs.ts; staged)
- *   publish   the manifest written once: the commit point; promotion   (phase-publish.ts; published)
- *   verify    corrected breaks the run no longer observes VERIFIED     (phase-verify.ts)
+ *   publish   the manifest written once: the commit point              (phase-publish.ts; published)
+ *   write     outputs promoted, planned break objects written          (phase-write-breaks.ts; promoted,
+ *                                                                        writing-breaks, breaks-written)
  *
  * and, whatever happened, release (leases, DuckDB, scratch folder).
  */
@@ -24,7 +25,7 @@ import { loadInputs } from './phase-load.js';
 import { writeRunOutputs } from './phase-outputs.js';
 import { prepareRun, releaseRun } from './phase-prepare.js';
 import { publishRun } from './phase-publish.js';
-import { verifyBreaks } from './phase-verify.js';
+import { writeBreaks } from './phase-write-breaks.js';
 
 export type { RunRequest } from './context.js';
 export type { ControlResult, ReportedDifference, Trigger } from '../../manifests/v1/schema.js';
@@ -63,7 +64,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     const settled = await settleBreaks(ctx, inputs, evaluated);
     const outputs = await writeRunOutputs(ctx, inputs, settled);
     const published = await publishRun(ctx, inputs, evaluated, settled, outputs);
-    await verifyBreaks(ctx, settled, published);
+    await writeBreaks(ctx, published);
     ctx.logger.info(`published ${published.key} sha256 ${published.sha256}`, { phase: 'publish', manifest: published.key, status: settled.outcome.status });
     return {
       run_id: ctx.runId, ...settled.outcome, window: { start: req.window.start, end: req.window.end },

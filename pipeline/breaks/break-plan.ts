@@ -1,0 +1,143 @@
+/**
+ * Break writes after the commit (issue 17). A run does not write break objects while it runs: it
+ * *plans* them — the events it makes (OPEN, REOPENED, automatic VERIFIED) and one observation per
+ * difference — stages the plan beside its outputs (`_staging/<run_id>/_break-plan.jsonl`, one
+ * canonical JSON line per object with its final key, payload, digest and, for an event, the head it
+ * was planned on), lists every planned digest in its manifest, and writes the objects only after
+ * the manifest is published, each bound to it (`binding`: the manifest's key and SHA-256). Recovery
+ * (run/recovery.ts) rolls the plan of a published run forward and discards the plan of a run that
+ * never published, so a store never holds a break object of an unpublished run.
+ *
+ * A planned event's slot may be taken when it is written: by a person's transition that landed
+ * after the plan, or by another run that opened the same new break. The planned event is then
+ * dropped (the slot is never overwritten) and reported as superseded: the event in the slot chains
+ * from the same base, which verification checks (verify-log.ts).
+ *
+ * Every run also stages a checkpoint of the store's break heads (`heads/<run_id>.json`): for every
+ * break, its version and head digest after the run and the digests of its proposals and
+ * withdrawals. Its SHA-256 is in the manifest, so removing any event or proposal older than the
+ * latest published run is detected, not only those of breaks the run touched.
+ */
+import { canonicalJson } from '../core/canonical.js';
+import { sha256Hex } from '../core/digest.js';
+import { InternalError } from '../core/errors.js';
+import type { FaultPoints } from '../core/fault.js';
+import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
+import { decodeObject, encodeObject, type ManifestBinding } from './break-objects.js';
+
+/** A break object a run will write once its manifest is published. */
+export interface PlannedObject {
+  readonly kind: 'event' | 'observation';
+  readonly key: string;
+  readonly break_id: string;
+  readonly payload: string;
+  /** SHA-256 of the payload. */
+  readonly digest: string;
+  /** For an event: the head it was planned on (version − 1 and its digest); null for a new break. */
+  readonly base?: { readonly version: number; readonly sha256: string } | null;
+}
+
+/** Staging key of a run's break plan (its name starts with `_`: never an output key). */
+export const planKey = (runId: string) => `_staging/${runId}/_break-plan.jsonl`;
+
+/** Final and staging keys of a run's checkpoint of break heads. */
+export const headsKey = (runId: string) => `heads/${runId}.json`;
+
+/** The bytes of a plan: one canonical JSON line per object, in plan order. */
+export function planBytes(objects: readonly PlannedObject[]): string {
+  return objects.map((o) => `${canonicalJson(o)}\n`).join('');
+}
+
+/** Parses plan bytes; throws InternalError when a line is not a planned object. */
+export function parsePlan(text: string): PlannedObject[] {
+  return text.split('\n').filter(Boolean).map((line, i) => {
+    const o = JSON.parse(line) as PlannedObject;
+    if ((o.kind !== 'event' && o.kind !== 'observation') || typeof o.key !== 'string' || typeof o.payload !== 'string' || sha256Hex(o.payload) !== o.digest) {
+      throw new InternalError(`break plan line ${i + 1} is not a planned break object`);
+    }
+    return o;
+  });
+}
+
+/** One break's entry in a checkpoint: its version and head digest, and the digests of its proposals and withdrawals. */
+export interface HeadEntry {
+  readonly break_id: string;
+  readonly version: number;
+  readonly sha256: string;
+  /** Proposal and withdrawal objects by key, with the digest of each. */
+  readonly proposals: readonly { readonly key: string; readonly sha256: string }[];
+}
+
+/** The checkpoint document of a run. */
+export interface HeadsDocument {
+  readonly format: 'reckon.break-heads/1';
+  readonly run_id: string;
+  readonly heads: readonly HeadEntry[];
+}
+
+/** Canonical bytes of a checkpoint (heads sorted by break id). */
+export function headsBytes(runId: string, heads: readonly HeadEntry[]): string {
+  const doc: HeadsDocument = { format: 'reckon.break-heads/1', run_id: runId, heads: [...heads].sort((a, b) => (a.break_id < b.break_id ? -1 : 1)) };
+  return canonicalJson(doc);
+}
+
+/** What a roll-forward did: objects written now, found already written, and planned events whose slot another event took. */
+export interface RollForward {
+  readonly written: number;
+  readonly present: number;
+  readonly superseded: readonly { readonly key: string; readonly planned: string; readonly found: string }[];
+}
+
+/**
+ * Writes the planned objects of a published run, each bound to its manifest, with write-once
+ * puts; an object already there with the planned payload is fine (an earlier attempt wrote it),
+ * an event slot holding another event is a superseded plan (left as it is). Fault points
+ * `writing-breaks` after the first object and `breaks-written` after the last.
+ */
+export async function writePlanned(store: ObjectStore, objects: readonly PlannedObject[], binding: ManifestBinding, fault: FaultPoints): Promise<RollForward> {
+  let written = 0;
+  let present = 0;
+  const superseded: { key: string; planned: string; found: string }[] = [];
+  for (const o of objects) {
+    try {
+      await store.putOnce(o.key, encodeObject({ payload: o.payload, signatures: [], binding }));
+      written += 1;
+      if (written === 1) await fault('writing-breaks');
+    } catch (e) {
+      if (!(e instanceof AlreadyExistsError)) throw e;
+      const found = decodeObject(o.key, (await store.get(o.key))!);
+      if (found.digest === o.digest) present += 1;
+      else if (o.kind === 'event') superseded.push({ key: o.key, planned: o.digest, found: found.digest });
+      else throw new InternalError(`${o.key} exists with another payload than the one run ${binding.manifest_key} planned`);
+    }
+  }
+  await fault('breaks-written');
+  return { written, present, superseded };
+}
+
+/** Reads and checks a staged plan against the SHA-256 its manifest recorded; undefined when it is not staged. */
+export async function stagedPlan(store: ObjectStore, runId: string, sha256: string): Promise<PlannedObject[] | undefined> {
+  const bytes = await store.get(planKey(runId));
+  if (!bytes) return undefined;
+  if (sha256Hex(bytes) !== sha256) throw new InternalError(`${planKey(runId)} does not have the SHA-256 ${sha256} its manifest recorded: the staged break plan was changed`);
+  return parsePlan(bytes.toString('utf8'));
+}
+
+/**
+ * A read view of `store` in which the planned objects are already written (without binding):
+ * what the store will hold after the run, for the run's own output snapshot of its breaks.
+ */
+export function overlay(store: Pick<ObjectStore, 'get' | 'list'>, objects: readonly PlannedObject[]): Pick<ObjectStore, 'get' | 'list'> {
+  const byKey = new Map(objects.map((o) => [o.key, o]));
+  return {
+    get: async (key) => {
+      const o = byKey.get(key);
+      return o ? Buffer.from(encodeObject({ payload: o.payload, signatures: [] }), 'utf8') : store.get(key);
+    },
+    list: async (prefix) => {
+      const keys = new Set(await store.list(prefix));
+      for (const k of byKey.keys()) if (k.startsWith(prefix)) keys.add(k);
+      return [...keys].sort();
+    },
+  };
+}

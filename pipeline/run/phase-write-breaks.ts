@@ -1,0 +1,23 @@
+/**
+ * Phase 7, write breaks (issue 17), after the manifest is published: the staged outputs and the
+ * checkpoint of break heads are promoted (fault point `promoted`), then the run's planned break
+ * objects — its OPEN, REOPENED and automatic VERIFIED events and its observations — are written,
+ * each bound to the manifest (fault points `writing-breaks`, `breaks-written`), and the staging
+ * is cleared (publish/staging.ts finishPublication, which recovery runs too after a crash). The
+ * signer registry in force is kept in the store.
+ */
+import { finishPublication } from '../publish/staging.js';
+import { archiveRegistry } from '../signing/registry.js';
+import type { RollForward } from '../breaks/break-plan.js';
+import type { RunContext } from './context.js';
+import type { Published } from './phase-publish.js';
+
+/** Finishes the run's publication; returns what was written and which planned events were superseded. */
+export async function writeBreaks(ctx: RunContext, published: Published): Promise<RollForward | null> {
+  if (ctx.req.signers) await archiveRegistry(ctx.store, ctx.req.signers);
+  const rolled = await finishPublication(ctx.store, published, ctx.fault);
+  for (const s of rolled?.superseded ?? []) {
+    ctx.logger.warn(`planned event ${s.key} was superseded: another transition landed first (planned ${s.planned.slice(0, 12)}…, found ${s.found.slice(0, 12)}…)`, { phase: 'write-breaks' });
+  }
+  return rolled;
+}
