@@ -321,10 +321,7 @@ class Verifier {
   private async checkCheckpoint(m: ManifestRef, pending: Set<string>): Promise<void> {
     const log = m.manifest.break_log!;
     const bytes = await this.reader.get(log.heads.key);
-    if (!bytes) {
-      if (this.src.breakIds === undefined) this.problem(log.heads.key, `is missing: ${m.key} lists the checkpoint of break heads`);
-      return;
-    }
+    if (!bytes) { this.problem(log.heads.key, `is missing: ${m.key} lists the checkpoint of break heads`); return; }
     if (sha256Hex(bytes) !== log.heads.sha256) { this.problem(log.heads.key, `does not have the SHA-256 ${short(log.heads.sha256)} that ${m.key} lists: the checkpoint was edited`); return; }
     const doc = JSON.parse(bytes.toString('utf8')) as HeadsDocument;
     if (doc.run_id !== m.manifest.run_id || log.heads.key !== headsKey(m.manifest.run_id)) { this.problem(log.heads.key, `is not the checkpoint of run ${m.manifest.run_id}`); return; }

@@ -8,7 +8,12 @@
  *   outputs/<table>/window_date=…/run=…/…parquet  each in-scope run's output objects (store keys)
  *   breaks/<break_id>/events/NNNNNN.json          each break's full event log, bytes as stored
  *   breaks/<break_id>/observations/<run_id>.json  each observation of it
+ *   breaks/<break_id>/proposals/NNNNNN-<sha>.json each proposal (and `.withdrawal.json`)
  *   breaks/<break_id>/break.json                  the state and version the log replays to, as recorded
+ *   heads/<run_id>.json                           each run's checkpoint of every break's head
+ *   signers/<sha256>.allowed_signers              each signer registry version a signature names
+ *   signatures/<break_id>/<object>.payload, .sig  each signed object's payload and signatures, apart
+ *   VERIFYING.txt                                 how to check the signatures with ssh-keygen alone
  *   inputs/<run_id>/objects.json                  the input checksum list (from the manifest)
  *   inputs/<run_id>/checksums.sha256              the same as `sha256sum -c` input
  *   inputs/<run_id>/files/<dataset>/<file>        the inputs themselves (with --include-inputs)
@@ -24,6 +29,7 @@ export const LAYOUT = {
   breakEvent: (breakId: string, version: number) => `breaks/${breakId}/events/${String(version).padStart(6, '0')}.json`,
   breakObservation: (breakId: string, runId: string) => `breaks/${breakId}/observations/${runId}.json`,
   breakSummary: (breakId: string) => `breaks/${breakId}/break.json`,
+  verifying: 'VERIFYING.txt',
   inputObjects: (runId: string) => `inputs/${runId}/objects.json`,
   inputChecksums: (runId: string) => `inputs/${runId}/checksums.sha256`,
   inputFile: (runId: string, safePath: string) => `inputs/${runId}/files/${safePath}`,
@@ -59,9 +65,14 @@ data/report.html                      the run report: open in any browser; no sc
 data/chain.json                       links of the store's manifest chain when this bag was packed
 data/manifests/                       run manifests as published (canonical JSON) and their .sha256
 data/outputs/                         the runs' output tables (Parquet), as published
-data/breaks/<id>/events/              each break's full, append-only event log
+data/breaks/<id>/events/              each break's full, append-only event log (signed, hash-chained)
 data/breaks/<id>/observations/        each run's observation of the break
+data/breaks/<id>/proposals/           proposals waiting for (or given) a countersignature, withdrawals
 data/breaks/<id>/break.json           state and version the log replays to
+data/heads/<run_id>.json              each run's checkpoint of every break's head
+data/signers/                         the signer registries (allowed_signers) the signatures name
+data/signatures/                      each signed object's payload and signatures as separate files
+data/VERIFYING.txt                    how to check the signatures with ssh-keygen -Y verify alone
 data/inputs/<run_id>/objects.json     every input object the run read: size, SHA-256, rows
 data/inputs/<run_id>/checksums.sha256 the same list for 'sha256sum -c'
 data/inputs/<run_id>/files/           the inputs themselves, when packed with --include-inputs

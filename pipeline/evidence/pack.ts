@@ -25,6 +25,10 @@ import { loadBreakIndex, loadRunBreaks, manifestKeys, readStoredManifest, slaLoo
 import { assertSafeRelativePath, bagTarget, digests, writeBag, type BagInfo, type PayloadEntry, type WrittenBag } from './bagit.js';
 import { LAYOUT, README, safeBagPath, sha256sumLine } from './layout.js';
 import { runEvent } from './openlineage.js';
+import { decodeObject, keyKind, type DecodedObject } from '../breaks/break-objects.js';
+import { verifyBreakLogs } from '../breaks/verify-log.js';
+import { registryKey } from '../signing/registry.js';
+import { signatureFiles, verifyingText } from './signature-files.js';
 
 /** What to pack. */
 export type EvidenceScope =
@@ -182,13 +186,15 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
   }
 
   const bs = new BreakStore(store);
+  const decoded: DecodedObject[] = [];
   for (const id of [...breakIds].sort()) {
     const keys = await store.list(`breaks/${id}`);
     const rec = index.get(id);
     for (const k of keys.sort()) {
-      const rel = k.slice(`breaks/${id}/`.length);
-      if (!/^(events\/[0-9]{6}\.json|observations\/[a-z0-9_-]+\.json)$/.test(rel)) continue;
-      add(k, { kind: 'bytes', bytes: (await store.get(k))! });
+      if (keyKind(k) === null) continue;
+      const bytes = (await store.get(k))!;
+      add(k, { kind: 'bytes', bytes });
+      decoded.push(decodeObject(k, bytes));
     }
     const observations = rec?.observations ?? (await bs.observations(id));
     const first = rec?.events[0];
@@ -200,6 +206,8 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
     })}\n`);
   }
 
+  const breakLog = await packBreakLog(store, all, runs, [...breakIds].sort(), decoded, add);
+  text(LAYOUT.verifying, verifyingText(decoded, breakLog));
   text(LAYOUT.chain, `${JSON.stringify({ store: store.location, head_sequence: links.length, links }, null, 2)}\n`);
   text(LAYOUT.readme, README);
   const title = scope.kind === 'run' ? undefined : `reckon evidence ${externalIdentifier(scope)}`;
@@ -212,6 +220,7 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
     ['Bagging-Date', now.toISOString().slice(0, 10)],
     ['Bag-Group-Identifier', links.length ? `reckon-chain:${links[0].sha256}` : 'reckon-chain:empty'],
     ['Bag-Software-Agent', `reckon ${reckonVersion()}`],
+    ['Break-Signatures', `${breakLog.signed} signed step(s), ${breakLog.countersigned} countersigned; ${breakLog.byRun} by runs; ${breakLog.unsigned} UNSIGNED by configuration; ${breakLog.legacy} legacy object(s) from before signing`],
   ];
   try {
     const written = await writeBag(bagTarget(opts.out), payload, info);
@@ -220,6 +229,35 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ConfigError((e as Error).message);
     throw e;
   }
+}
+
+/**
+ * Checks the break log of the packed breaks against the store's manifests (verify-log.ts) and
+ * refuses a store that fails; adds each run's heads checkpoint, every registry version the
+ * signatures name or the runs record, and the signature files. Returns the counts for the texts.
+ */
+async function packBreakLog(
+  store: ObjectStore, all: readonly StoredManifest[], runs: readonly StoredManifest[], breakIds: readonly string[], decoded: readonly DecodedObject[],
+  add: (p: string, s: PayloadEntry['source']) => void,
+): Promise<{ signed: number; countersigned: number; byRun: number; unsigned: number; legacy: number }> {
+  const check = await verifyBreakLogs(store, { manifests: all.map((m) => ({ key: m.key, sha256: m.sha256, manifest: m.manifest })), breakIds });
+  if (check.problems.length) integrity(`the break log does not verify: ${check.problems[0].key}: ${check.problems[0].problem}`);
+  for (const m of runs) {
+    const heads = m.manifest.break_log?.heads;
+    if (!heads) continue;
+    const bytes = await store.get(heads.key);
+    if (!bytes) integrity(`${heads.key}, the break heads checkpoint of run ${m.run_id}, is missing from the store`);
+    add(heads.key, { kind: 'bytes', bytes });
+  }
+  const registries = new Set<string>([...check.registries, ...runs.map((m) => m.manifest.break_log?.signing.registry_sha256).filter((x): x is string => typeof x === 'string')]);
+  for (const sha of [...registries].sort()) {
+    const bytes = await store.get(registryKey(sha));
+    if (bytes) add(registryKey(sha), { kind: 'bytes', bytes });
+    else if (check.registries.includes(sha)) integrity(`${registryKey(sha)}, a registry the signatures name, is missing from the store`);
+  }
+  for (const f of signatureFiles(decoded)) add(f.path, { kind: 'bytes', bytes: f.bytes });
+  const c = check.counts;
+  return { signed: c.signed, countersigned: c.countersigned, byRun: c.by_run, unsigned: c.unsigned, legacy: c.legacy };
 }
 
 /** The input checksum list of a run and, when asked, the inputs themselves (local sources only). */

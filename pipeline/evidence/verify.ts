@@ -10,13 +10,20 @@
  *    outputs and inputs match the digests their manifest recorded; each break's event log is
  *    contiguous (versions 1..n, each `from_state` the previous `to_state`, one identity that hashes
  *    to the break id) and replays to the state `break.json` records; observations and lineage
- *    events agree with their runs.
+ *    events agree with their runs; and the break log holds against the bag's manifests and signer
+ *    registries (breaks/verify-log.ts: hash chains, signatures, bindings, recorded heads), with the
+ *    signature files and VERIFYING.txt exactly what the bag's objects give.
  *
  * Problems are returned in the order found; the command prints the first and exits 1.
  */
 import { canonicalJson } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import { breakId as computeBreakId } from '../breaks/break-id.js';
+import { decodeObject, keyKind, ObjectFormatError, type DecodedObject } from '../breaks/break-objects.js';
+import { eventOf } from '../breaks/break-store.js';
+import { verifyBreakLogs, type ManifestRef } from '../breaks/verify-log.js';
+import type { ObjectReader } from '../signing/registry.js';
+import { signatureFiles, verifyingText } from './signature-files.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
 import { openBag, verifyStructure, type BagReader } from './bagit.js';
 import { LAYOUT, safeBagPath } from './layout.js';
@@ -38,7 +45,9 @@ const PAYLOAD_LAYOUT: readonly RegExp[] = [
   /^report\.html$/, /^README\.txt$/, /^chain\.json$/,
   /^manifests\/[0-9]{8}-[a-z0-9_-]+\.(json|sha256)$/,
   /^outputs\/[a-z0-9_]+\/window_date=[0-9]{4}-[0-9]{2}-[0-9]{2}\/run=[a-z0-9_-]+\/[A-Za-z0-9_.-]+$/,
-  /^breaks\/brk-[0-9a-f]{24}\/(events\/[0-9]{6}\.json|observations\/[a-z0-9_-]+\.json|break\.json)$/,
+  /^breaks\/brk-[0-9a-f]{24}\/(events\/[0-9]{6}\.json|observations\/[a-z0-9_-]+\.json|proposals\/[0-9]{6}-[0-9a-f]{16}(\.withdrawal)?\.json|break\.json)$/,
+  /^heads\/[a-z0-9_-]+\.json$/, /^signers\/[0-9a-f]{64}\.allowed_signers$/, /^VERIFYING\.txt$/,
+  /^signatures\/brk-[0-9a-f]{24}\/[a-z0-9.-]+\.(payload|sig)$/,
   /^inputs\/[a-z0-9_-]+\/(objects\.json|checksums\.sha256|files\/[A-Za-z0-9._%/-]+)$/,
   /^lineage\/[a-z0-9_-]+\.openlineage\.json$/,
 ];
@@ -141,7 +150,55 @@ async function verifyContent(bag: BagReader): Promise<{ problems: string[]; mani
   // Breaks.
   const breakIds = [...new Set(payload.filter((p) => p.startsWith('breaks/')).map((p) => p.split('/')[1]))].sort();
   for (const id of breakIds) await checkBreak(bag, id, payload, docs, problems);
+  const refs: ManifestRef[] = [];
+  for (const p of manifestFiles) {
+    const runId = /^manifests\/[0-9]{8}-([a-z0-9_-]+)\.json$/.exec(p)![1];
+    const doc = docs.get(runId);
+    if (doc) refs.push({ key: p, sha256: bySeq.get(Number(p.slice(10, 18)))!.sha256, manifest: doc });
+  }
+  const reader = bagObjects(bag);
+  const log = await verifyBreakLogs(reader, { manifests: refs, breakIds });
+  for (const f of log.problems) problems.push(`${D}${f.key}: ${f.problem}`);
+  await checkSignatureFiles(bag, payload, breakIds, reader, { unsigned: log.counts.unsigned, legacy: log.counts.legacy, byRun: log.counts.by_run }, problems);
   return { problems, manifests: manifestFiles.length, breaks: breakIds.length };
+}
+
+/** The bag's payload read as a store (keys without `data/`). */
+function bagObjects(bag: BagReader): ObjectReader {
+  return {
+    get: async (key) => (bag.files.has(D + key) ? bag.read(D + key) : undefined),
+    list: async (prefix) => [...bag.files.keys()].filter((p) => p.startsWith(D + prefix)).map((p) => p.slice(D.length)).sort(),
+  };
+}
+
+/** data/signatures/ and data/VERIFYING.txt must be exactly what the bag's break objects give. */
+async function checkSignatureFiles(bag: BagReader, payload: readonly string[], breakIds: readonly string[], reader: ObjectReader, counts: { unsigned: number; legacy: number; byRun: number }, problems: string[]): Promise<void> {
+  const objects: DecodedObject[] = [];
+  for (const id of breakIds) {
+    for (const k of await reader.list(`breaks/${id}/`)) {
+      if (keyKind(k) === null) continue;
+      try { objects.push(decodeObject(k, (await reader.get(k))!)); } catch (e) { if (!(e instanceof ObjectFormatError)) throw e; }
+    }
+  }
+  const expected = new Map(signatureFiles(objects).map((f) => [f.path, f.bytes]));
+  for (const p of payload.filter((x) => x.startsWith('signatures/'))) {
+    const want = expected.get(p);
+    if (!want) problems.push(`${D}${p} is not the payload or a signature of a break object in the bag`);
+    else if (!(await bag.read(D + p)).equals(want)) problems.push(`${D}${p} is not the bytes of the object it is taken from`);
+    expected.delete(p);
+  }
+  for (const p of expected.keys()) problems.push(`${D}${p} is missing: it is the payload or a signature of a break object in the bag`);
+  const verifying = D + LAYOUT.verifying;
+  if (!bag.files.has(verifying)) { if (breakIds.length) problems.push(`${verifying} is missing`); return; }
+  if ((await bag.read(verifying)).toString('utf8') !== verifyingText(objects, counts)) problems.push(`${verifying} is not the text the bag's break objects give: it was edited`);
+}
+
+/** Reads a break object of the bag (either form); a problem and undefined when it is neither. */
+async function readObject(bag: BagReader, path: string, problems: string[]): Promise<DecodedObject | undefined> {
+  try { return decodeObject(path, await bag.read(D + path)); } catch (e) {
+    if (e instanceof ObjectFormatError) { problems.push(`${D}${e.message}`); return undefined; }
+    throw e;
+  }
 }
 
 async function checkInputs(bag: BagReader, runId: string, doc: ManifestV1, problems: string[]): Promise<void> {
@@ -178,9 +235,9 @@ async function checkBreak(bag: BagReader, id: string, payload: readonly string[]
   const eventFiles = payload.filter((p) => p.startsWith(`${base}events/`)).sort();
   const events: Record<string, any>[] = [];
   for (const p of eventFiles) {
-    const e = (await readJson(bag, D + p, problems)) as Record<string, any> | undefined;
+    const e = await readObject(bag, p, problems);
     if (!e) return;
-    events.push(e);
+    events.push(eventOf(e) as unknown as Record<string, any>);
   }
   let prevState: string | null = null;
   let identity: string | undefined;
@@ -207,7 +264,7 @@ async function checkBreak(bag: BagReader, id: string, payload: readonly string[]
     }
   }
   for (const p of payload.filter((x) => x.startsWith(`${base}observations/`))) {
-    const o = (await readJson(bag, D + p, problems)) as { break_id?: string; run_id?: string } | undefined;
+    const o = (await readObject(bag, p, problems))?.body as { break_id?: string; run_id?: string } | undefined;
     if (!o) continue;
     const runId = p.slice(`${base}observations/`.length, -'.json'.length);
     if (o.break_id !== id || o.run_id !== runId) problems.push(`${D}${p} is not an observation of break ${id} by run ${runId}`);
