@@ -1,15 +1,16 @@
 /**
- * `reckon breaks` through the real CLI and real processes (CONTRACT §5, §7): two processes racing
- * on one expected version, refusals naming their rule, list/show output, and the bundled sample
- * day run twice into one store leaving exactly one break per expected difference.
+ * `reckon breaks` through the real CLI (CONTRACT §5, §7), signed by real keys: two processes
+ * racing on one version (a step, and two countersignatures), refusals naming their rule,
+ * list/show output, and the bundled sample day run twice into one store leaving exactly
+ * one break per expected difference.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reckon, reckonAsync, scratchDir } from './helpers/cli.js';
+import { reckon, reckonAsync, reckonIn, scratchDir } from './helpers/cli.js';
 import { SAMPLE_DAY, sampleDayDifferences, sampleDayExpectation } from './fixtures/days.js';
-import { FAULT, WINDOW, rc06Sources } from './fixtures/breaks.js';
+import { FAULT, WINDOW, rc06Sources, signers } from './fixtures/breaks.js';
 import { breakId } from '../pipeline/breaks/break-id.js';
 
 function finished(child: ChildProcess): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -28,21 +29,24 @@ const eventFiles = (store: string, id: string) => readdirSync(join(store, 'break
 describe('reckon breaks on a one-break store', () => {
   let tmp: ReturnType<typeof scratchDir>;
   let store: string;
+  let people: ReturnType<typeof signers>;
   const id = breakId(FAULT.control_id, FAULT.kind, FAULT.key);
-  const s = (...args: string[]) => [...args, '--store', store];
+  const s = (...args: string[]) => [...args, '--store', store, '--config', people.config];
+  const key = (name: string) => ['--key', people.keys[name].key];
 
-  beforeAll(() => {
+  beforeAll(async () => {
     tmp = scratchDir('reckon-breaks-cli-');
     store = join(tmp.dir, 'store');
+    people = signers(tmp.dir);
     const src = rc06Sources(tmp.dir);
-    const run = reckon(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--json']);
+    const run = await reckonIn(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--json', '--config', people.config]);
     expect(run.code).toBe(1);
     expect(run.json.controls[0].differences).toEqual([expect.objectContaining({ kind: FAULT.kind, key: FAULT.key, break_id: id, disposition: 'OPENED' })]);
   });
   afterAll(() => tmp?.cleanup());
 
-  it('lists the break with the fields of the contract', () => {
-    const r = reckon(s('breaks', 'list', '--json'));
+  it('lists the break with the fields of the contract', async () => {
+    const r = await reckonIn(s('breaks', 'list', '--json'));
     expect(r.code).toBe(0);
     expect(r.json).toEqual([expect.objectContaining({
       break_id: id, control_id: 'RC06', kind: 'NOTICE_UNDELIVERED', key: 'INT-2', state: 'OPEN', version: 1,
@@ -51,74 +55,88 @@ describe('reckon breaks on a one-break store', () => {
       age_s: '50699.999999', sla_s: 3600, sla_breached: true, window: { start: '2026-11-02T00:00:00Z', end: '2026-11-03T00:00:00Z' },
     })]);
     expect(r.json[0].opened_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    expect(reckon(s('breaks', 'list', '--json', '--state', 'TRIAGED')).json).toEqual([]);
-    expect(reckon(s('breaks', 'list', '--json', '--control', 'RC01')).json).toEqual([]);
-    expect(reckon(s('breaks', 'list', '--json', '--kind', 'NOTICE_UNDELIVERED', '--state', 'open', '--control', 'rc06')).json).toHaveLength(1);
-    const text = reckon(s('breaks', 'list'));
+    expect((await reckonIn(s('breaks', 'list', '--json', '--state', 'TRIAGED'))).json).toEqual([]);
+    expect((await reckonIn(s('breaks', 'list', '--json', '--control', 'RC01'))).json).toEqual([]);
+    expect((await reckonIn(s('breaks', 'list', '--json', '--kind', 'NOTICE_UNDELIVERED', '--state', 'open', '--control', 'rc06'))).json).toHaveLength(1);
+    const text = await reckonIn(s('breaks', 'list'));
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(id);
   });
 
-  it('refuses bad usage with exit 2', () => {
-    expect(reckon(['breaks']).code).toBe(2);
-    expect(reckon(['breaks', 'frobnicate']).code).toBe(2);
-    expect(reckon(s('breaks', 'list', '--state', 'PENDING')).code).toBe(2);
-    expect(reckon(s('breaks', 'show', 'brk-ffffffffffffffffffffffff')).code).toBe(2);
-    expect(reckon(s('breaks', 'show', 'not-an-id')).code).toBe(2);
-    expect(reckon(['breaks', 'list', '--store', join(tmp.dir, 'no-such-store')]).code).toBe(2);
-    expect(reckon(s('breaks', 'advance', id, '--to', 'TRIAGED', '--expected-version', '1')).code).toBe(2);
-    expect(reckon(s('breaks', 'advance', id, '--to', 'TRIAGED', '--actor', 'tom', '--expected-version', 'one')).code).toBe(2);
-    expect(reckon(s('breaks', 'advance', id, '--to', 'DONE', '--actor', 'tom', '--expected-version', '1')).code).toBe(2);
-    const refused = reckon(s('breaks', 'advance', id, '--to', 'TRIAGED', '--actor', 'tom', '--expected-version', '1', '--owner', 'olivia'));
+  it('refuses bad usage with exit 2', async () => {
+    const code = async (args: string[]) => (await reckonIn(args)).code;
+    expect(await code(['breaks'])).toBe(2);
+    expect(await code(['breaks', 'frobnicate'])).toBe(2);
+    expect(await code(s('breaks', 'list', '--state', 'PENDING'))).toBe(2);
+    expect(await code(s('breaks', 'show', 'brk-ffffffffffffffffffffffff'))).toBe(2);
+    expect(await code(s('breaks', 'show', 'not-an-id'))).toBe(2);
+    expect(await code(['breaks', 'list', '--store', join(tmp.dir, 'no-such-store')])).toBe(2);
+    const unsignedAttempt = await reckonIn(s('breaks', 'advance', id, '--to', 'TRIAGED', '--expected-version', '1'));
+    expect(unsignedAttempt.code).toBe(2);
+    expect(unsignedAttempt.stderr).toContain('SIGNING_KEY_MISSING');
+    expect(await code(s('breaks', 'advance', id, '--to', 'TRIAGED', '--actor', 'tom', '--expected-version', 'one', ...key('tom')))).toBe(2);
+    expect(await code(s('breaks', 'advance', id, '--to', 'DONE', '--actor', 'tom', '--expected-version', '1', ...key('tom')))).toBe(2);
+    const refused = await reckonIn(s('breaks', 'advance', id, '--to', 'TRIAGED', '--actor', 'tom', '--expected-version', '1', '--owner', 'olivia', ...key('tom')));
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('TRIAGE_NEEDS_CLASSIFICATION');
-    const skip = reckon(s('breaks', 'advance', id, '--to', 'CONTAINED', '--actor', 'tom', '--expected-version', '1', '--approver', 'amy'));
+    const skip = await reckonIn(s('breaks', 'advance', id, '--to', 'CONTAINED', '--actor', 'tom', '--expected-version', '1', '--approver', 'amy', ...key('tom')));
     expect(skip.code).toBe(2);
     expect(skip.stderr).toContain('ALLOWED_TRANSITIONS');
     expect(eventFiles(store, id)).toEqual(['000001.json']);
   });
 
-  it('two processes advancing with the same expected version: one wins, the other exits 6', async () => {
-    for (const [to, expected, a, b] of [
-      ['TRIAGED', '1', ['--actor', 'tom', '--owner', 'olivia', '--classification', 'MISSING'], ['--actor', 'tina', '--owner', 'oscar', '--classification', 'VALUE']],
-      ['CONTAINED', '2', null, null],
-    ] as const) {
-      const owner = to === 'CONTAINED' ? JSON.parse(reckon(s('breaks', 'show', id, '--json')).stdout).owner as string : '';
-      const argsA = a ?? ['--actor', owner, '--approver', 'amy', '--note', 'A'];
-      const argsB = b ?? ['--actor', owner, '--approver', 'abe', '--note', 'B'];
-      const before = eventFiles(store, id).length;
-      const [ra, rb] = await Promise.all([
-        finished(reckonAsync(s('breaks', 'advance', id, '--to', to, '--expected-version', expected, ...argsA, '--json'))),
-        finished(reckonAsync(s('breaks', 'advance', id, '--to', to, '--expected-version', expected, ...argsB, '--json'))),
-      ]);
-      expect([ra.code, rb.code].sort()).toEqual([0, 6]);
-      const loser = ra.code === 6 ? ra : rb;
-      expect(loser.stderr).toContain('ConcurrencyError');
-      expect(eventFiles(store, id)).toHaveLength(before + 1);
-      const shown = reckon(s('breaks', 'show', id, '--json')).json;
-      expect(shown.state).toBe(to);
-      expect(shown.version).toBe(Number(expected) + 1);
-      const winner = ra.code === 0 ? ra : rb;
-      expect(JSON.parse(winner.stdout).event).toEqual(shown.events[shown.events.length - 1]);
+  it('two processes racing on one version: one wins, the other exits 6 (a step, then two countersignatures of rival proposals)', async () => {
+    const spawnIt = (args: string[]) => finished(reckonAsync(s(...args, '--json')));
+    const [ta, tb] = await Promise.all([
+      spawnIt(['breaks', 'advance', id, '--to', 'TRIAGED', '--expected-version', '1', '--actor', 'tom', '--owner', 'olivia', '--classification', 'MISSING', ...key('tom')]),
+      spawnIt(['breaks', 'advance', id, '--to', 'TRIAGED', '--expected-version', '1', '--actor', 'tina', '--owner', 'oscar', '--classification', 'VALUE', ...key('tina')]),
+    ]);
+    expect([ta.code, tb.code].sort()).toEqual([0, 6]);
+    expect((ta.code === 6 ? ta : tb).stderr).toContain('ConcurrencyError');
+    expect(eventFiles(store, id)).toHaveLength(2);
+    const owner = (await reckonIn(s('breaks', 'show', id, '--json'))).json.owner as string;
+    // Two proposals of CONTAINED by the owner, naming different approvers: both wait.
+    for (const [approver, note] of [['amy', 'A'], ['abe', 'B']]) {
+      const p = await reckonIn(s('breaks', 'advance', id, '--to', 'CONTAINED', '--expected-version', '2', '--actor', owner, '--approver', approver, '--note', note, '--json', ...key(owner)));
+      expect(p.code, p.stderr).toBe(0);
+      expect(p.json.proposal).toMatchObject({ version: 3, to_state: 'CONTAINED', actor: owner, approver, status: 'pending' });
     }
+    expect(eventFiles(store, id)).toHaveLength(2);
+    const pending = (await reckonIn(s('breaks', 'list', '--pending', '--json'))).json;
+    expect(pending.map((x: { proposal: { approver: string } }) => x.proposal.approver).sort()).toEqual(['abe', 'amy']);
+    const digests = Object.fromEntries(pending.map((x: { proposal: { approver: string; sha256: string } }) => [x.proposal.approver, x.proposal.sha256.slice(0, 16)]));
+    const [ra, rb] = await Promise.all(['amy', 'abe'].map((a) => spawnIt(['breaks', 'approve', id, '--version', '3', '--proposal', digests[a], ...key(a)])));
+    expect([ra.code, rb.code].sort()).toEqual([0, 6]);
+    const loser = ra.code === 6 ? ra : rb;
+    expect(loser.stderr).toContain('ConcurrencyError');
+    expect(eventFiles(store, id)).toHaveLength(3);
+    const shown = (await reckonIn(s('breaks', 'show', id, '--json'))).json;
+    expect(shown.state).toBe('CONTAINED');
+    expect(shown.version).toBe(3);
+    const winner = ra.code === 0 ? ra : rb;
+    expect(JSON.parse(winner.stdout).event).toEqual(shown.events[shown.events.length - 1]);
+    expect(shown.proposals.map((p: { status: string }) => p.status).sort()).toEqual(['approved', 'superseded']);
+    expect((await reckonIn(s('breaks', 'list', '--pending', '--json'))).json).toEqual([]);
   });
 
-  it('a stale expected version after the fact also exits 6 and appends nothing', () => {
+  it('a stale expected version after the fact also exits 6 and appends nothing', async () => {
     const before = eventFiles(store, id);
-    const r = reckon(s('breaks', 'advance', id, '--to', 'CORRECTED', '--actor', 'olivia', '--approver', 'amy', '--expected-version', '2'));
+    const r = await reckonIn(s('breaks', 'advance', id, '--to', 'CORRECTED', '--actor', 'olivia', '--approver', 'amy', '--expected-version', '2', ...key('olivia')));
     expect(r.code).toBe(6);
     expect(eventFiles(store, id)).toEqual(before);
   });
 
-  it('show prints the whole history and every observation', () => {
-    const r = reckon(s('breaks', 'show', id, '--json'));
+  it('show prints the whole history and every observation', async () => {
+    const r = await reckonIn(s('breaks', 'show', id, '--json'));
     expect(r.code).toBe(0);
     expect(r.json.events.map((e: { to_state: string; version: number }) => [e.version, e.to_state])).toEqual([[1, 'OPEN'], [2, 'TRIAGED'], [3, 'CONTAINED']]);
     expect(r.json.events[0]).toMatchObject({ actor: 'reconciler', from_state: null, expected_version: 0, window: { start: '2026-11-02T00:00:00Z', end: '2026-11-03T00:00:00Z' }, record_time: '2026-11-02T10:00:00.000001Z' });
     expect(r.json.observations).toHaveLength(1);
     expect(r.json.observations[0]).toMatchObject({ disposition: 'OPENED', as_of: '2026-11-03T00:05:00Z', record_time: '2026-11-02T10:00:00.000001Z' });
-    const text = reckon(s('breaks', 'show', id));
+    expect(r.json.proofs.map((p: { proof: string; signatures: { role: string }[] }) => [p.proof, p.signatures.map((x) => x.role)])).toEqual([['manifest', []], ['signed', ['actor']], ['signed', ['actor', 'approver']]]);
+    const text = await reckonIn(s('breaks', 'show', id));
     expect(text.stdout).toContain('v3');
+    expect(text.stdout).toContain('signed: actor');
   });
 });
 

@@ -5,9 +5,10 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reckon, scratchDir } from './helpers/cli.js';
+import { reckonIn, scratchDir } from './helpers/cli.js';
 import { fileDuck } from './helpers/duckdb.js';
-import { FAULT, WINDOW, rc06Sources } from './fixtures/breaks.js';
+import { FAULT, WINDOW, rc06Sources, signers } from './fixtures/breaks.js';
+import { payloadOf } from '../pipeline/breaks/break-objects.js';
 import { breakId } from '../pipeline/breaks/break-id.js';
 import { BREAK_OUTPUT_TABLES, breakOutputRows } from '../pipeline/outputs/break-tables.js';
 import { BreakStore } from '../pipeline/breaks/break-store.js';
@@ -28,10 +29,13 @@ describe('break output tables', () => {
     tmp = scratchDir('reckon-breaks-out-');
     store = join(tmp.dir, 'store');
     const src = rc06Sources(tmp.dir);
-    expect(reckon(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--quiet']).code).toBe(1);
-    const adv = (to: string, v: string, ...a: string[]) => expect(reckon(['breaks', 'advance', ID, '--to', to, '--expected-version', v, '--store', store, ...a]).code).toBe(0);
-    adv('TRIAGED', '1', '--actor', 'tom', '--owner', 'olivia', '--classification', 'MISSING', '--note', 'line one\nline "two"');
-    adv('CONTAINED', '2', '--actor', 'olivia', '--approver', 'amy');
+    const people = signers(tmp.dir);
+    const cfg = ['--store', store, '--config', people.config];
+    expect((await reckonIn(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--quiet', ...cfg])).code).toBe(1);
+    const ok = async (args: string[]) => { const r = await reckonIn([...args, ...cfg]); expect(r.code, r.stderr).toBe(0); };
+    await ok(['breaks', 'advance', ID, '--to', 'TRIAGED', '--expected-version', '1', '--key', people.keys.tom.key, '--owner', 'olivia', '--classification', 'MISSING', '--note', 'line one\nline "two"']);
+    await ok(['breaks', 'advance', ID, '--to', 'CONTAINED', '--expected-version', '2', '--key', people.keys.olivia.key, '--approver', 'amy']);
+    await ok(['breaks', 'approve', ID, '--version', '3', '--key', people.keys.amy.key]);
   });
   afterAll(() => tmp?.cleanup());
 
@@ -69,6 +73,8 @@ describe('break output tables', () => {
     expect(ev.map((e) => [e.version, e.from_state, e.to_state, e.actor, e.owner, e.approver])).toEqual([
       [1, null, 'OPEN', 'reconciler', null, null], [2, 'OPEN', 'TRIAGED', 'tom', 'olivia', null], [3, 'TRIAGED', 'CONTAINED', 'olivia', null, 'amy'],
     ]);
+    // The run's own OPEN event: its proving manifest from the binding.
+    expect(String(ev[0].evidence_json)).toMatch(/"manifest_sha256":"[0-9a-f]{64}"/);
     expect(ev[1].note).toBe('line one\nline "two"');
     expect(JSON.parse(String(ev[1].evidence_json))).toEqual({ classification: 'MISSING', note: 'line one\nline "two"', owner: 'olivia' });
     expect(String(ev[0].event_run_id)).toMatch(/^run-/);
@@ -84,10 +90,13 @@ describe('write-once event log', () => {
   it('lets exactly one of many concurrent appends of a version land', async () => {
     const bs = new BreakStore(await openStore(tmp.dir));
     const event = (actor: string) => ({
-      break_id: ID, version: 1, expected_version: 0, control_id: 'RC06', kind: FAULT.kind, key: FAULT.key,
-      from_state: null, to_state: 'OPEN' as const, actor, at: '2026-11-03T00:10:00.000Z', evidence: {},
+      payload: payloadOf({
+        break_id: ID, version: 1, expected_version: 0, previous_event_sha256: null, control_id: 'RC06', kind: FAULT.kind, key: FAULT.key,
+        from_state: null, to_state: 'OPEN' as const, actor, at: '2026-11-03T00:10:00.000Z', evidence: {}, proof: 'unsigned',
+      }),
+      signatures: [],
     });
-    const results = await Promise.allSettled(['a', 'b', 'c', 'd', 'e', 'f'].map((a) => bs.append(event(a))));
+    const results = await Promise.allSettled(['a', 'b', 'c', 'd', 'e', 'f'].map((a) => bs.putEvent(ID, 1, event(a))));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ConcurrencyError);
     const rec = (await bs.read(ID))!;

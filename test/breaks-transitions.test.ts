@@ -1,12 +1,19 @@
 /**
  * Table-driven test of the break state machine (CONTRACT §5): every (from, to) pair of states, and
- * every rule of a person's transition, with the rule a refusal names. One row per case; the last
- * test checks that every rule in TRANSITION_RULES is exercised by some row.
+ * every rule of a person's transition and of countersigning a proposal (issue 17), with the rule a
+ * refusal names. One row per case; the last test checks that every rule in TRANSITION_RULES is
+ * exercised by some row (WITHDRAW_BY_PROPOSER, a rule of writing a withdrawal, in
+ * test/breaks-signed.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { BreakEvent, BreakRecord } from '../pipeline/breaks/break-store.js';
+import { selectProposal } from '../pipeline/breaks/actions.js';
+import { FORMATS, payloadDigest, payloadOf, type DecodedObject } from '../pipeline/breaks/break-objects.js';
+import type { BreakEvent, BreakRecord, StoredProposal } from '../pipeline/breaks/break-store.js';
 import { BREAK_STATES, CLASSIFICATIONS, NEXT_STATE, type BreakState } from '../pipeline/breaks/states.js';
-import { planTransition, TRANSITION_RULES, type EvidenceRun, type TransitionRequest, type TransitionRule } from '../pipeline/breaks/transitions.js';
+import {
+  judgeApproval, planTransition, proposalStatus, PLAIN_POLICY, TRANSITION_RULES,
+  type Approver, type EvidenceRun, type TransitionPolicy, type TransitionRequest, type TransitionRule,
+} from '../pipeline/breaks/transitions.js';
 import { ConcurrencyError, TransitionRuleError } from '../pipeline/core/errors.js';
 import { ExitCode, exitCodeOf } from '../pipeline/core/outcome.js';
 
@@ -41,7 +48,17 @@ function record(state: BreakState, opts: { reopened?: boolean } = {}): BreakReco
   open('2026-11-04T00:10:00.000Z');
   for (const s of BREAK_STATES.slice(1, BREAK_STATES.indexOf(state) + 1) as Exclude<BreakState, 'OPEN'>[]) push(s, PATH[s].actor, PATH[s].at, PATH[s].evidence);
   const last = events[events.length - 1];
-  return { ...base, state: last.to_state, version: last.version, events, observations: [] };
+  const stored = events.map((e, i) => ({ event: e, object: objectOf(`breaks/${ID}/events/${String(i + 1).padStart(6, '0')}.json`, e) }));
+  return { ...base, state: last.to_state, version: last.version, events, stored, head_sha256: stored[stored.length - 1].object.digest, observations: [], proposals: [] };
+}
+
+/** A stored object of `body`, signed (in name) by `signers`: role and key fingerprint. */
+function objectOf(key: string, body: object, signers: [string, string][] = []): DecodedObject {
+  const payload = payloadOf(body);
+  return {
+    key, format: 'v2', payload, digest: payloadDigest(payload), body: body as Record<string, unknown>, binding: null,
+    signatures: signers.map(([role, k]) => ({ role: role as 'actor', signer: '', key: k, namespace: 'reckon-break', registry_sha256: 'c'.repeat(64), signed_at: '', sshsig: '' })),
+  };
 }
 
 /** A valid request for the one allowed move out of `from`. */
@@ -58,6 +75,13 @@ function validRequest(from: BreakState, version: number): TransitionRequest {
   }
 }
 
+/** Signed mode: tom, olivia, amy and vera are signers; olivia owns RC06, amy and vera approve it. */
+const SIGNED: Partial<TransitionPolicy> = {
+  proof: 'signed',
+  signerName: (n) => ['tom', 'olivia', 'amy', 'vera'].find((s) => s === n.trim().toLowerCase()),
+  may: (signer, part) => (part === 'owns' ? signer === 'olivia' : signer === 'amy' || signer === 'vera'),
+};
+
 const GOOD_RUN: EvidenceRun = {
   run_id: 'run-good', manifest_key: 'manifests/00000002-run-good.json', manifest_sha256: 'b'.repeat(64),
   started_at: '2026-11-04T10:00:00.001Z', window: WINDOW, control_status: 'CLEAN', observes: false,
@@ -70,6 +94,7 @@ interface Row {
   readonly req: Partial<TransitionRequest> & { to: BreakState };
   readonly run?: EvidenceRun | null;
   readonly reopened?: boolean;
+  readonly policy?: Partial<TransitionPolicy>;
   readonly expect: Outcome;
 }
 
@@ -80,7 +105,7 @@ function judge(row: Row): { outcome: Outcome; event?: BreakEvent } {
   const req = { ...validRequest(row.from, rec.version), ...row.req } as TransitionRequest;
   const run = row.run === undefined ? (req.to === 'VERIFIED' && req.evidence_ref ? GOOD_RUN : undefined) : row.run;
   try {
-    return { outcome: 'ok', event: planTransition(rec, req, run, NOW) };
+    return { outcome: 'ok', event: planTransition(rec, req, run, NOW, { ...PLAIN_POLICY, ...row.policy }) };
   } catch (e) {
     if (e instanceof TransitionRuleError) { rulesHit.add(e.rule); expect(exitCodeOf(e)).toBe(ExitCode.USAGE); expect(e.message.startsWith(`${e.rule}: `)).toBe(true); return { outcome: e.rule as TransitionRule }; }
     if (e instanceof ConcurrencyError) { expect(e.kind).toBe('version'); expect(exitCodeOf(e)).toBe(ExitCode.TRANSITION_LOST); return { outcome: 'STALE' }; }
@@ -129,9 +154,10 @@ const RULES: Row[] = [
   // VERIFIED
   { name: 'VERIFIED by the corrector', from: 'CORRECTED', req: { to: 'VERIFIED', actor: 'olivia' }, expect: 'VERIFIER_NOT_CORRECTOR' },
   { name: 'VERIFIED by the approver of the correction', from: 'CORRECTED', req: { to: 'VERIFIED', actor: 'amy' }, expect: 'ok' },
-  { name: 'VERIFIED by reconciler with a run', from: 'CORRECTED', req: { to: 'VERIFIED', actor: 'reconciler' }, expect: 'ok' },
+  // No person acts as reconciler (issue 17): the pipeline verifies inside its run, proven by its manifest.
+  { name: 'VERIFIED by reconciler with a run', from: 'CORRECTED', req: { to: 'VERIFIED', actor: 'reconciler' }, expect: 'RECONCILER_RESERVED' },
   { name: 'VERIFIED without a run', from: 'CORRECTED', req: { to: 'VERIFIED', evidence_ref: undefined }, expect: 'VERIFY_NEEDS_RUN' },
-  { name: 'VERIFIED by reconciler without a run', from: 'CORRECTED', req: { to: 'VERIFIED', actor: 'reconciler', evidence_ref: undefined }, expect: 'VERIFY_NEEDS_RUN' },
+  { name: 'VERIFIED by reconciler without a run', from: 'CORRECTED', req: { to: 'VERIFIED', actor: 'reconciler', evidence_ref: undefined }, expect: 'RECONCILER_RESERVED' },
   { name: 'VERIFIED with a run the store does not hold', from: 'CORRECTED', req: { to: 'VERIFIED', evidence_ref: 'run-nope' }, run: null, expect: 'VERIFY_RUN_UNKNOWN' },
   { name: 'VERIFIED with a run that started before CORRECTED', from: 'CORRECTED', req: { to: 'VERIFIED' }, run: { ...GOOD_RUN, started_at: '2026-11-04T09:59:59.999Z' }, expect: 'VERIFY_RUN_NOT_AFTER_CORRECTED' },
   { name: 'VERIFIED with a run that started at the CORRECTED instant', from: 'CORRECTED', req: { to: 'VERIFIED' }, run: { ...GOOD_RUN, started_at: CORRECTED_AT }, expect: 'VERIFY_RUN_NOT_AFTER_CORRECTED' },
@@ -147,6 +173,17 @@ const RULES: Row[] = [
   { name: 'CLOSED without reason', from: 'VERIFIED', req: { to: 'CLOSED', reason: undefined }, expect: 'CLOSE_NEEDS_REASON_ROOT_CAUSE_PREVENTION' },
   { name: 'CLOSED without root cause', from: 'VERIFIED', req: { to: 'CLOSED', root_cause: ' ' }, expect: 'CLOSE_NEEDS_REASON_ROOT_CAUSE_PREVENTION' },
   { name: 'CLOSED without prevention', from: 'VERIFIED', req: { to: 'CLOSED', prevention: undefined }, expect: 'CLOSE_NEEDS_REASON_ROOT_CAUSE_PREVENTION' },
+  // issue 17: who may be named, and which steps are countersigned
+  { name: 'an approver on a step made by one person', from: 'OPEN', req: { to: 'TRIAGED', approver: 'amy' }, expect: 'APPROVER_ONLY_FOR_DUAL_CONTROL' },
+  { name: 'CLOSED with an approver when the configuration does not countersign CLOSED', from: 'VERIFIED', req: { to: 'CLOSED', approver: 'amy' }, expect: 'APPROVER_ONLY_FOR_DUAL_CONTROL' },
+  { name: 'CLOSED without approver when the configuration countersigns CLOSED', from: 'VERIFIED', req: { to: 'CLOSED' }, policy: { closedNeedsApproval: true }, expect: 'DUAL_CONTROL_NEEDS_APPROVER' },
+  { name: 'CLOSED approved by the owner when CLOSED is countersigned', from: 'VERIFIED', req: { to: 'CLOSED', approver: 'olivia' }, policy: { closedNeedsApproval: true }, expect: 'DUAL_CONTROL_APPROVER_IS_ACTOR' },
+  { name: 'CLOSED with an approver when CLOSED is countersigned', from: 'VERIFIED', req: { to: 'CLOSED', approver: 'amy' }, policy: { closedNeedsApproval: true }, expect: 'ok' },
+  { name: 'TRIAGED naming an owner who is not a signer', from: 'OPEN', req: { to: 'TRIAGED', owner: 'mallory' }, policy: SIGNED, expect: 'OWNER_NOT_A_SIGNER' },
+  { name: 'CONTAINED naming an approver who is not a signer', from: 'TRIAGED', req: { to: 'CONTAINED', approver: 'mallory' }, policy: SIGNED, expect: 'APPROVER_NOT_A_SIGNER' },
+  { name: 'TRIAGED naming an owner whose roles do not own the control', from: 'OPEN', req: { to: 'TRIAGED', owner: 'amy' }, policy: SIGNED, expect: 'ROLE_MAY_NOT_OWN' },
+  { name: 'CORRECTED naming an approver whose roles do not approve the control', from: 'CONTAINED', req: { to: 'CORRECTED', approver: 'tom' }, policy: SIGNED, expect: 'ROLE_MAY_NOT_APPROVE' },
+  { name: 'signed: owner and approver recorded in the registry\'s spelling', from: 'OPEN', req: { to: 'TRIAGED', owner: 'OLIVIA' }, policy: SIGNED, expect: 'ok' },
 ];
 
 describe('break transitions: every (from, to) pair', () => {
@@ -176,8 +213,89 @@ describe('break transitions: rules', () => {
     expect(closed.version).toBe(6);
   });
 
+  it('chains each event to the one before and says whether it is countersigned', () => {
+    const rec = record('TRIAGED');
+    const contained = planTransition(rec, validRequest('TRIAGED', rec.version), undefined, NOW, { ...PLAIN_POLICY, ...SIGNED });
+    expect(contained).toMatchObject({ format: FORMATS.event, previous_event_sha256: rec.head_sha256, dual_control: true, proof: 'signed', version: 3, evidence: { approver: 'amy' } });
+    const triaged = judge({ name: '', from: 'OPEN', req: { to: 'TRIAGED', owner: 'OLIVIA' }, policy: SIGNED, expect: 'ok' }).event!;
+    expect(triaged).toMatchObject({ dual_control: false, evidence: { owner: 'olivia' } });
+  });
+});
+
+/** A proposal of CONTAINED by olivia naming amy, on a TRIAGED break (version 2), signed with olivia's key. */
+function proposal(rec: BreakRecord, over: { approver?: string; at?: Date; withdrawn?: boolean; roles?: boolean } = {}): StoredProposal {
+  const policy = { ...PLAIN_POLICY, ...SIGNED, ...(over.roles === false ? { may: undefined } : {}) };
+  const event = planTransition(rec, { ...validRequest('TRIAGED', rec.version), approver: over.approver ?? 'amy' }, undefined, over.at ?? NOW, policy);
+  const object = objectOf(`breaks/${ID}/proposals/000003-${payloadDigest(payloadOf(event)).slice(0, 16)}.json`, event, [['actor', 'SHA256:olivia']]);
+  return { event, object, withdrawal: over.withdrawn ? { actor: 'olivia', at: NOW.toISOString(), object: objectOf('w', {}) } : null };
+}
+
+interface ApprovalRow {
+  readonly name: string;
+  readonly approver: Approver;
+  readonly rec?: () => BreakRecord;
+  readonly proposal?: (rec: BreakRecord) => StoredProposal;
+  readonly now?: Date;
+  readonly expect: Outcome;
+}
+
+const AMY: Approver = { name: 'amy', key: 'SHA256:amy' };
+const MAX_AGE_S = 7 * 24 * 3600;
+
+const APPROVALS: ApprovalRow[] = [
+  { name: 'the named approver countersigns', approver: AMY, expect: 'ok' },
+  { name: 'the proposer countersigns', approver: { name: 'olivia', key: 'SHA256:olivia' }, expect: 'APPROVER_IS_PROPOSER' },
+  { name: 'another name with the proposer\'s key (two names backed by one key)', approver: { name: 'amy', key: 'SHA256:olivia' }, expect: 'DUAL_CONTROL_SAME_KEY' },
+  { name: 'someone the proposal does not name', approver: { name: 'vera', key: 'SHA256:vera' }, expect: 'APPROVER_NOT_DESIGNATED' },
+  { name: 'reconciler countersigns', approver: { name: 'reconciler', key: null }, expect: 'RECONCILER_RESERVED' },
+  { name: 'an approver whose roles (since changed) do not approve the control', approver: { name: 'tom', key: 'SHA256:tom' }, proposal: (r) => proposal(r, { approver: 'tom', roles: false }), expect: 'ROLE_MAY_NOT_APPROVE' },
+  { name: 'the break moved on since the proposal', approver: AMY, rec: () => { const r = record('TRIAGED'); return { ...r, ...record('CONTAINED') }; }, proposal: () => proposal(record('TRIAGED')), expect: 'PROPOSAL_NOT_CURRENT' },
+  { name: 'a proposal for a head that is not the break\'s head', approver: AMY, rec: () => ({ ...record('TRIAGED'), head_sha256: 'd'.repeat(64) }), expect: 'PROPOSAL_NOT_CURRENT' },
+  { name: 'a withdrawn proposal', approver: AMY, proposal: (r) => proposal(r, { withdrawn: true }), expect: 'PROPOSAL_WITHDRAWN' },
+  { name: 'a proposal older than its maximum age', approver: AMY, now: new Date(NOW.getTime() + MAX_AGE_S * 1000 + 1), expect: 'PROPOSAL_EXPIRED' },
+  { name: 'a proposal exactly at its maximum age', approver: AMY, now: new Date(NOW.getTime() + MAX_AGE_S * 1000), expect: 'ok' },
+];
+
+function judgeApprovalRow(row: ApprovalRow): Outcome {
+  const rec = (row.rec ?? (() => record('TRIAGED')))();
+  const p = (row.proposal ?? ((r: BreakRecord) => proposal(r)))(record('TRIAGED'));
+  try {
+    judgeApproval(rec, p, row.approver, { ...PLAIN_POLICY, ...SIGNED }, MAX_AGE_S, row.now ?? NOW);
+    return 'ok';
+  } catch (e) {
+    if (e instanceof TransitionRuleError) { rulesHit.add(e.rule); expect(exitCodeOf(e)).toBe(ExitCode.USAGE); return e.rule as TransitionRule; }
+    throw e;
+  }
+}
+
+describe('countersigning a proposal', () => {
+  it.each(APPROVALS.map((r) => [r.name, r] as const))('%s', (_name, row) => {
+    expect(judgeApprovalRow(row)).toBe(row.expect);
+  });
+
+  it('selects the proposal of a version and tells how each stands', () => {
+    const rec = record('TRIAGED');
+    const a = proposal(rec);
+    const b = proposal(rec, { approver: 'vera' });
+    const withProposals = (ps: StoredProposal[]): BreakRecord => ({ ...rec, proposals: ps });
+    const pick = (r: BreakRecord, v: number, prefix?: string) => { try { return selectProposal(r, v, prefix, MAX_AGE_S, NOW).object.digest; } catch (e) { if (e instanceof TransitionRuleError) { rulesHit.add(e.rule); return e.rule; } throw e; } };
+    expect(pick(withProposals([a]), 3)).toBe(a.object.digest);
+    expect(pick(withProposals([a]), 4)).toBe('PROPOSAL_UNKNOWN');
+    expect(pick(withProposals([a, b]), 3)).toBe('PROPOSAL_AMBIGUOUS');
+    expect(pick(withProposals([a, b]), 3, b.object.digest.slice(0, 16))).toBe(b.object.digest);
+    expect(pick(withProposals([a, proposal(rec, { approver: 'vera', withdrawn: true })]), 3)).toBe(a.object.digest);
+    expect(proposalStatus(rec, a, MAX_AGE_S, NOW)).toBe('pending');
+    expect(proposalStatus(rec, proposal(rec, { withdrawn: true }), MAX_AGE_S, NOW)).toBe('withdrawn');
+    expect(proposalStatus(record('CONTAINED'), a, MAX_AGE_S, NOW)).toBe('superseded');
+    expect(proposalStatus(rec, a, MAX_AGE_S, new Date(NOW.getTime() + MAX_AGE_S * 1000 + 1))).toBe('expired');
+    const landed = record('CONTAINED');
+    const approvedLog = { ...landed, stored: [...landed.stored.slice(0, 2), { event: a.event, object: { ...a.object, key: `breaks/${ID}/events/000003.json` } }] };
+    expect(proposalStatus(approvedLog, a, MAX_AGE_S, NOW)).toBe('approved');
+  });
+
   it('names every rule in some row', () => {
     for (const r of [...PAIRS, ...RULES]) judge(r);
-    expect([...rulesHit].sort()).toEqual(Object.keys(TRANSITION_RULES).sort());
+    for (const r of APPROVALS) judgeApprovalRow(r);
+    expect([...rulesHit, 'WITHDRAW_BY_PROPOSER'].sort()).toEqual(Object.keys(TRANSITION_RULES).sort());
   });
 });

@@ -12,11 +12,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
 import { reckon, scratchDir } from './helpers/cli.js';
+import { makeSigners, type TestKey } from './helpers/ssh.js';
 import { uuidV5 } from '../pipeline/evidence/openlineage.js';
 import { DAY_WINDOW as WINDOW, SAMPLE_DAY as SOURCES } from './fixtures/days.js';
 
 let tmp: { dir: string; cleanup: () => void };
 let store: string;
+let keys: Record<string, TestKey>;
+let config: string;
+
+/** Rewrites the payload of a break object file (a forger who knows the format; signatures and digests are left as they were). */
+function editPayload(path: string, from: string, to: string): void {
+  const o = JSON.parse(readFileSync(path, 'utf8'));
+  expect(o.payload).toContain(from);
+  o.payload = o.payload.replace(from, to);
+  writeFileSync(path, JSON.stringify(o));
+}
 let first: string;
 let rerun: string;
 
@@ -71,6 +82,10 @@ function copyBag(src: string, name: string): string {
 beforeAll(() => {
   tmp = scratchDir('reckon-evidence-');
   store = join(tmp.dir, 'store');
+  const signers = makeSigners(tmp.dir, ['alice', 'bob']);
+  keys = signers.keys;
+  config = join(tmp.dir, 'reckon.json');
+  writeFileSync(config, JSON.stringify({ signing: { registry: signers.registry } }));
   const a = reckon(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet']);
   expect(a.code, a.stderr).toBe(1);
   first = a.json.run_id;
@@ -117,9 +132,11 @@ describe('reckon evidence pack --run', () => {
   it('holds the manifests with their chain links, outputs, break logs, inputs, report and lineage', () => {
     const files = walk(join(bag, 'data'));
     const manifests = files.filter((f) => /^manifests\/.*\.json$/.test(f));
-    expect(manifests).toEqual([`manifests/00000002-${rerun}.json`]);
+    // The run's manifest, and the first run's, which proves the OPEN events of the breaks (their binding): no outputs of it.
+    expect(manifests).toEqual([`manifests/00000001-${first}.json`, `manifests/00000002-${rerun}.json`]);
+    expect(files.filter((f) => f.startsWith('outputs/') && f.includes(first))).toEqual([]);
     const storeManifest = readFileSync(join(store, 'manifests', `00000002-${rerun}.json`));
-    expect(readFileSync(join(bag, 'data', manifests[0]))).toEqual(storeManifest);
+    expect(readFileSync(join(bag, 'data', manifests[1]))).toEqual(storeManifest);
     expect(files).toContain(`manifests/00000002-${rerun}.sha256`);
     const chain = JSON.parse(readFileSync(join(bag, 'data', 'chain.json'), 'utf8'));
     expect(chain.links.map((l: any) => [l.sequence, l.run_id])).toEqual([[1, first], [2, rerun]]);
@@ -201,7 +218,7 @@ describe('reckon evidence pack --run', () => {
     const c = copyBag(bag, 'forged-break');
     const id = readdirSync(join(c, 'data', 'breaks')).sort()[0];
     const p = join(c, 'data', 'breaks', id, 'events', '000001.json');
-    writeFileSync(p, readFileSync(p, 'utf8').replace('"to_state":"OPEN"', '"to_state":"CLOSED"'));
+    editPayload(p, '"to_state":"OPEN"', '"to_state":"CLOSED"');
     rebag(c);
     const v = verify(c);
     expect(v.code).toBe(1);
@@ -271,10 +288,13 @@ describe('reckon evidence pack --window and --break', () => {
     const m = JSON.parse(readFileSync(join(store, 'manifests', `00000001-${first}.json`), 'utf8'));
     const id = m.breaks.find((b: any) => b.kind === 'FILL_QTY_MISMATCH').break_id;
     // Move it along its lifecycle first, so the bag carries a log of several events.
-    const t = reckon(['breaks', 'advance', id, '--to', 'TRIAGED', '--actor', 'alice', '--owner', 'alice', '--classification', 'VALUE', '--expected-version', '1', '--store', store]);
+    const signed = (who: string, ...args: string[]) => reckon(['breaks', ...args, '--store', store, '--config', config, '--key', keys[who].key]);
+    const t = signed('alice', 'advance', id, '--to', 'TRIAGED', '--actor', 'alice', '--owner', 'alice', '--classification', 'VALUE', '--expected-version', '1');
     expect(t.code, t.stderr).toBe(0);
-    const c = reckon(['breaks', 'advance', id, '--to', 'CONTAINED', '--actor', 'alice', '--approver', 'bob', '--note', 'venue asked to confirm', '--expected-version', '2', '--store', store]);
+    const c = signed('alice', 'advance', id, '--to', 'CONTAINED', '--actor', 'alice', '--approver', 'bob', '--note', 'venue asked to confirm', '--expected-version', '2');
     expect(c.code, c.stderr).toBe(0);
+    const a = signed('bob', 'approve', id, '--version', '3');
+    expect(a.code, a.stderr).toBe(0);
     const out = join(tmp.dir, 'break-bag');
     const r = pack(['--break', id, '--out', out]);
     expect(r.code, r.stderr).toBe(0);
@@ -282,9 +302,10 @@ describe('reckon evidence pack --window and --break', () => {
     expect(v.stdout).toMatch(/^ok: /);
     expect(v.code).toBe(0);
     const files = walk(join(out, 'data'));
+    const proposal = files.find((f) => f.startsWith(`breaks/${id}/proposals/000003-`))!;
     expect(files.filter((f) => f.startsWith('breaks/'))).toEqual([
       `breaks/${id}/break.json`, `breaks/${id}/events/000001.json`, `breaks/${id}/events/000002.json`, `breaks/${id}/events/000003.json`,
-      ...[first, rerun].sort().map((run) => `breaks/${id}/observations/${run}.json`),
+      ...[first, rerun].sort().map((run) => `breaks/${id}/observations/${run}.json`), proposal,
     ]);
     expect(JSON.parse(readFileSync(join(out, 'data', 'breaks', id, 'break.json'), 'utf8'))).toMatchObject({ state: 'CONTAINED', version: 3, events: 3, observations: 2 });
     expect(files.filter((f) => /^manifests\/.*\.json$/.test(f))).toEqual([`manifests/00000001-${first}.json`, `manifests/00000002-${rerun}.json`]);
@@ -293,7 +314,7 @@ describe('reckon evidence pack --window and --break', () => {
     // A forged log whose middle event skips a state is caught, even re-manifested.
     const forged = copyBag(out, 'forged-state');
     const e2 = join(forged, 'data', 'breaks', id, 'events', '000002.json');
-    writeFileSync(e2, readFileSync(e2, 'utf8').replace('"from_state":"OPEN"', '"from_state":"CORRECTED"'));
+    editPayload(e2, '"from_state":"OPEN"', '"from_state":"CORRECTED"');
     rebag(forged);
     const f = verify(forged);
     expect(f.code).toBe(1);

@@ -208,7 +208,7 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
 
   const breakLog = await packBreakLog(store, all, runs, [...breakIds].sort(), decoded, add);
   text(LAYOUT.verifying, verifyingText(decoded, breakLog));
-  text(LAYOUT.chain, `${JSON.stringify({ store: store.location, head_sequence: links.length, links }, null, 2)}\n`);
+  text(LAYOUT.chain, `${JSON.stringify({ store: store.location, head_sequence: links.length, links, scope_runs: runs.map((r) => r.run_id) }, null, 2)}\n`);
   text(LAYOUT.readme, README);
   const title = scope.kind === 'run' ? undefined : `reckon evidence ${externalIdentifier(scope)}`;
   text(LAYOUT.report, reportHtml(views, store, now, title));
@@ -256,6 +256,17 @@ async function packBreakLog(
     else if (check.registries.includes(sha)) integrity(`${registryKey(sha)}, a registry the signatures name, is missing from the store`);
   }
   for (const f of signatureFiles(decoded)) add(f.path, { kind: 'bytes', bytes: f.bytes });
+  // The manifests the run-made objects are bound to, so that each can be checked against the
+  // manifest that lists it: with their sidecars, not their outputs (they are not in scope).
+  const inBag = new Set(runs.map((m) => m.key));
+  const bound = new Set(decoded.map((o) => o.binding?.manifest_key).filter((k): k is string => typeof k === 'string' && !inBag.has(k)));
+  for (const m of all.filter((x) => bound.has(x.key))) {
+    add(LAYOUT.manifest(m.key), { kind: 'bytes', bytes: m.bytes });
+    add(LAYOUT.manifest(m.key.replace(/\.json$/, '.sha256')), { kind: 'bytes', bytes: m.sidecar! });
+    const heads = m.manifest.break_log?.heads;
+    const hb = heads ? await store.get(heads.key) : undefined;
+    if (heads && hb) add(heads.key, { kind: 'bytes', bytes: hb });
+  }
   const c = check.counts;
   return { signed: c.signed, countersigned: c.countersigned, byRun: c.by_run, unsigned: c.unsigned, legacy: c.legacy };
 }

@@ -89,10 +89,13 @@ async function verifyContent(bag: BagReader): Promise<{ problems: string[]; mani
 
   // The chain links recorded at packing time.
   let links: ChainLink[] = [];
+  // The runs in scope carry outputs, inputs and lineage; other manifests in the bag prove break objects only.
+  let scope: Set<string> | null = null;
   if (!bag.files.has(D + LAYOUT.chain)) problems.push(`${D}${LAYOUT.chain} is missing: the manifests cannot be linked to their chain`);
   else {
-    const doc = (await readJson(bag, D + LAYOUT.chain, problems)) as { links?: ChainLink[] } | undefined;
+    const doc = (await readJson(bag, D + LAYOUT.chain, problems)) as { links?: ChainLink[]; scope_runs?: string[] } | undefined;
     links = Array.isArray(doc?.links) ? doc!.links : [];
+    if (Array.isArray(doc?.scope_runs)) scope = new Set(doc!.scope_runs);
     if (doc && !Array.isArray(doc.links)) problems.push(`${D}${LAYOUT.chain} has no links list`);
     links.forEach((l, i) => {
       if (l.sequence !== i + 1) problems.push(`${D}${LAYOUT.chain}: link ${i + 1} records sequence ${l.sequence}`);
@@ -138,6 +141,7 @@ async function verifyContent(bag: BagReader): Promise<{ problems: string[]; mani
     if (doc.chain.previous_manifest_sha256 !== expectedPrev) {
       problems.push(`${path}: previous_manifest_sha256 ${doc.chain.previous_manifest_sha256} ≠ ${expectedPrev}, the SHA-256 of ${preceding ? preceding.path : `chain link ${seq - 1}`}: the chain is broken`);
     }
+    if (scope && !scope.has(runId)) continue;
     for (const o of doc.outputs) {
       const op = D + o.key;
       if (!bag.files.has(op)) problems.push(`${op}, an output of run ${runId}, is missing`);
