@@ -263,7 +263,9 @@ async function checkBreak(bag: BagReader, id: string, payload: readonly string[]
   if (!bag.files.has(summaryPath)) problems.push(`${summaryPath} is missing: the recorded state of break ${id} cannot be checked`);
   else {
     const s = (await readJson(bag, summaryPath, problems)) as { state?: string | null; version?: number; events?: number } | undefined;
-    if (s && ((s.state ?? null) !== prevState || s.version !== events.length || s.events !== events.length)) {
+    if (s && typeof s.version === 'number' && s.version > events.length) {
+      problems.push(`${D}${LAYOUT.breakEvent(id, events.length + 1)} is missing: ${summaryPath} records break ${id} at version ${s.version}, the log in the bag ends at version ${events.length} (the newest event was removed)`);
+    } else if (s && ((s.state ?? null) !== prevState || s.version !== events.length || s.events !== events.length)) {
       problems.push(`break ${id}: its event log replays to ${prevState ?? 'no state'} at version ${events.length}, but ${summaryPath} records ${s.state ?? 'no state'} at version ${s.version}`);
     }
   }

@@ -1,0 +1,144 @@
+/**
+ * Tampering with the break log (issue 17): each kind of object — a person's event, a run's event,
+ * the order of events, an event in the middle, the newest event, a proposal, an observation, the
+ * checkpoint of heads, a manifest's break list — edited or removed in a copy of a real store and
+ * of an evidence bag made from it (the bag re-manifested by a forger who knows BagIt), and
+ * `reckon manifest verify` and `reckon evidence verify` name the object first.
+ */
+import { cpSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reckonIn, scratchDir } from './helpers/cli.js';
+import { ID, WINDOW, rc06Sources, signers } from './breaks-fixture.js';
+
+let tmp: ReturnType<typeof scratchDir>;
+let base: string;
+let bag: string;
+let manifests: string[];
+let runs: string[];
+let pendingProposal: string;
+afterAll(() => tmp?.cleanup());
+
+const E = (v: number) => `breaks/${ID}/events/${String(v).padStart(6, '0')}.json`;
+
+beforeAll(async () => {
+  tmp = scratchDir('reckon-breaks-tamper-');
+  const people = signers(tmp.dir);
+  const src = rc06Sources(tmp.dir);
+  base = join(tmp.dir, 'store');
+  const cfg = ['--store', base, '--config', people.config];
+  const run = async () => { const r = await reckonIn(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--json', '--quiet', ...cfg]); expect(r.code).toBe(1); return r.json.run_id as string; };
+  const ok = async (who: string, ...args: string[]) => { const r = await reckonIn(['breaks', ...args, ...cfg, '--key', people.keys[who].key]); expect(r.code, r.stderr).toBe(0); };
+  const first = await run();
+  await ok('tom', 'advance', ID, '--to', 'TRIAGED', '--expected-version', '1', '--owner', 'olivia', '--classification', 'MISSING');
+  await ok('olivia', 'advance', ID, '--to', 'CONTAINED', '--expected-version', '2', '--approver', 'amy', '--note', 'notices paused');
+  await ok('amy', 'approve', ID, '--version', '3');
+  await ok('olivia', 'advance', ID, '--to', 'CORRECTED', '--expected-version', '3', '--approver', 'amy', '--evidence-ref', 'RCP-2 resent');
+  const second = await run();
+  runs = [first, second];
+  manifests = readdirSync(join(base, 'manifests')).filter((f) => f.endsWith('.json')).sort().map((f) => `manifests/${f}`);
+  pendingProposal = `breaks/${ID}/proposals/${readdirSync(join(base, 'breaks', ID, 'proposals')).find((f) => f.startsWith('000004-'))}`;
+  const v = await reckonIn(['manifest', 'verify', '--store', base, '--json']);
+  expect(v.code, JSON.stringify(v.json?.problems)).toBe(0);
+  bag = join(tmp.dir, 'bag');
+  const p = await reckonIn(['evidence', 'pack', '--break', ID, '--store', base, '--out', bag]);
+  expect(p.code, p.stderr).toBe(0);
+  expect((await reckonIn(['evidence', 'verify', bag])).code).toBe(0);
+});
+
+/** Rewrites an object's payload (signatures, digests and binding left as they were). */
+function editPayload(path: string, from: string, to: string): void {
+  const o = JSON.parse(readFileSync(path, 'utf8'));
+  expect(o.payload).toContain(from);
+  o.payload = o.payload.replace(from, to);
+  writeFileSync(path, JSON.stringify(o));
+}
+
+/** Rewrites the bag's manifests, Payload-Oxum and tag manifest to match its files (a forger who knows BagIt). */
+function rebag(dir: string): void {
+  const files: string[] = [];
+  const walk = (d: string) => { for (const e of readdirSync(d, { withFileTypes: true })) { const p = join(d, e.name); if (e.isDirectory()) walk(p); else files.push(relative(dir, p)); } };
+  walk(join(dir, 'data'));
+  files.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const hash = (alg: string, p: string) => createHash(alg).update(readFileSync(join(dir, p))).digest('hex');
+  for (const alg of ['sha256', 'sha512']) writeFileSync(join(dir, `manifest-${alg}.txt`), files.map((f) => `${hash(alg, f)}  ${f}\n`).join(''));
+  const octets = files.reduce((a, f) => a + readFileSync(join(dir, f)).length, 0);
+  writeFileSync(join(dir, 'bag-info.txt'), readFileSync(join(dir, 'bag-info.txt'), 'utf8').replace(/^Payload-Oxum: .*$/m, `Payload-Oxum: ${octets}.${files.length}`));
+  writeFileSync(join(dir, 'tagmanifest-sha256.txt'), ['bag-info.txt', 'bagit.txt', 'manifest-sha256.txt', 'manifest-sha512.txt'].map((t) => `${hash('sha256', t)}  ${t}\n`).join(''));
+}
+
+interface Tamper {
+  readonly name: string;
+  /** Edits the objects under `root` (the store, or the bag's data/ folder), by store key. */
+  readonly edit: (root: string) => void;
+  /** The store key the first problem must name (for the store, and under data/ for the bag). */
+  readonly names: () => string;
+  /** Where the bag's first problem is named, when not at the same key. */
+  readonly bagNames?: () => string;
+  readonly bag?: boolean;
+}
+
+const TAMPERS: Tamper[] = [
+  { name: "a person's event edited (the classification of TRIAGED)", edit: (r) => editPayload(join(r, E(2)), '"classification":"MISSING"', '"classification":"TIMING"'), names: () => E(2) },
+  { name: "a run's event edited (the detail of OPEN)", edit: (r) => editPayload(join(r, E(1)), 'no DELIVERED receipt', 'a DELIVERED receipt'), names: () => E(1) },
+  {
+    name: 'two events reordered (versions 2 and 3 swapped)',
+    edit: (r) => { renameSync(join(r, E(2)), join(r, `${E(2)}.x`)); renameSync(join(r, E(3)), join(r, E(2))); renameSync(join(r, `${E(2)}.x`), join(r, E(3))); },
+    names: () => E(2),
+  },
+  { name: 'an event removed from the middle (version 2)', edit: (r) => rmSync(join(r, E(2))), names: () => E(3) },
+  { name: 'the newest event removed (version 3, the countersigned CONTAINED)', edit: (r) => rmSync(join(r, E(3))), names: () => E(3) },
+  { name: 'a pending proposal edited', edit: (r) => editPayload(join(r, pendingProposal), 'RCP-2 resent', 'RCP-9 resent'), names: () => pendingProposal },
+  { name: 'a pending proposal removed', edit: (r) => rmSync(join(r, pendingProposal)), names: () => pendingProposal },
+  { name: 'an observation edited', edit: (r) => editPayload(join(r, `breaks/${ID}/observations/${runs[0]}.json`), '"disposition":"OPENED"', '"disposition":"TIMING"'), names: () => `breaks/${ID}/observations/${runs[0]}.json` },
+  { name: 'an observation removed', edit: (r) => rmSync(join(r, `breaks/${ID}/observations/${runs[1]}.json`)), names: () => `breaks/${ID}/observations/${runs[1]}.json` },
+  {
+    name: "a run's checkpoint of heads edited",
+    edit: (r) => { const p = join(r, `heads/${runs[1]}.json`); writeFileSync(p, readFileSync(p, 'utf8').replace('"version":3', '"version":2')); },
+    names: () => `heads/${runs[1]}.json`,
+  },
+  {
+    name: "the newest manifest's break list edited (its digest file left as it was)",
+    edit: (r) => { const p = join(r, manifests[1]); writeFileSync(p, readFileSync(p, 'utf8').replace('"disposition":"REOBSERVED"', '"disposition":"REOPENED"')); },
+    names: () => manifests[1],
+  },
+  {
+    name: "an earlier manifest's break list edited, its digest file rewritten to match",
+    edit: (r) => {
+      const p = join(r, manifests[0]);
+      const text = readFileSync(p, 'utf8').replace('"disposition":"OPENED"', '"disposition":"REOBSERVED"');
+      writeFileSync(p, text);
+      writeFileSync(p.replace(/\.json$/, '.sha256'), `${createHash('sha256').update(text).digest('hex')}  ${manifests[0].split('/')[1]}\n`);
+    },
+    // The store's chain breaks at the next manifest's link; the bag's chain.json names the edited one.
+    names: () => manifests[1], bagNames: () => manifests[0],
+  },
+];
+
+describe('manifest verify names what was changed in a store', () => {
+  for (const t of TAMPERS) {
+    it(t.name, async () => {
+      const store = join(tmp.dir, `store-${TAMPERS.indexOf(t)}`);
+      cpSync(base, store, { recursive: true });
+      t.edit(store);
+      const r = await reckonIn(['manifest', 'verify', '--store', store, '--json']);
+      expect(r.code).toBe(1);
+      expect(r.json.problems[0].key, JSON.stringify(r.json.problems, null, 1)).toBe(t.names());
+    });
+  }
+});
+
+describe('evidence verify names what was changed in a bag, even re-manifested', () => {
+  for (const t of TAMPERS) {
+    it(t.name, async () => {
+      const copy = join(tmp.dir, `bag-${TAMPERS.indexOf(t)}`);
+      cpSync(bag, copy, { recursive: true });
+      t.edit(join(copy, 'data'));
+      rebag(copy);
+      const r = await reckonIn(['evidence', 'verify', copy, '--json']);
+      expect(r.code).toBe(1);
+      expect(r.json.problems[0], JSON.stringify(r.json.problems, null, 1)).toContain(`data/${(t.bagNames ?? t.names)()}`);
+    });
+  }
+});
