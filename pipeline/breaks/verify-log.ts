@@ -299,7 +299,7 @@ class Verifier {
         else if (o.digest !== obs) this.problem(key, `has digest ${short(o.digest)}, ${where} lists ${short(obs)}: it was edited`);
       }
     }
-    await this.checkCheckpoint(m, pending);
+    await this.checkCheckpoint(m, pending, staged !== undefined);
   }
 
   /** The event the manifest says a break reached exists with that digest (or was superseded, or is pending). */
@@ -318,21 +318,27 @@ class Verifier {
     this.problem(key, `has digest ${short(at.digest)}, but ${where} records ${short(head.sha256)} for version ${head.version}: the event was replaced or edited`);
   }
 
-  private async checkCheckpoint(m: ManifestRef, pending: Set<string>): Promise<void> {
+  /** `unfinished`: the run's staged plan is still there (killed after its manifest): its checkpoint may be staged only. */
+  private async checkCheckpoint(m: ManifestRef, pending: Set<string>, unfinished: boolean): Promise<void> {
     const log = m.manifest.break_log!;
-    const bytes = await this.reader.get(log.heads.key);
+    let bytes = await this.reader.get(log.heads.key);
+    if (!bytes && unfinished) {
+      bytes = await this.reader.get(`_staging/${m.manifest.run_id}/${log.heads.key}`);
+      if (bytes) this.notice(log.heads.key, `staged by ${m.key}, not promoted yet: the next run rolls it forward`);
+    }
     if (!bytes) { this.problem(log.heads.key, `is missing: ${m.key} lists the checkpoint of break heads`); return; }
     if (sha256Hex(bytes) !== log.heads.sha256) { this.problem(log.heads.key, `does not have the SHA-256 ${short(log.heads.sha256)} that ${m.key} lists: the checkpoint was edited`); return; }
     const doc = JSON.parse(bytes.toString('utf8')) as HeadsDocument;
     if (doc.run_id !== m.manifest.run_id || log.heads.key !== headsKey(m.manifest.run_id)) { this.problem(log.heads.key, `is not the checkpoint of run ${m.manifest.run_id}`); return; }
     const planned = new Map([...m.manifest.breaks, ...log.verified].filter((x) => x.event).map((x) => [x.break_id, x.event!]));
     for (const h of doc.heads) {
-      const b = this.breaks.get(h.break_id);
+      const plannedHere = planned.get(h.break_id);
+      const b = this.breaks.get(h.break_id) ?? (plannedHere?.version === 1 && (this.src.breakIds ?? [h.break_id]).includes(h.break_id) ? { id: h.break_id, events: [], byKey: new Map() } : undefined);
       if (!b) {
         if (this.src.breakIds === undefined) this.problem(`breaks/${h.break_id}/`, `is missing: checkpoint ${log.heads.key} records the break at version ${h.version}`);
         continue;
       }
-      this.checkHead(b, log.heads.key, h, planned.get(h.break_id) ?? null, pending);
+      this.checkHead(b, log.heads.key, h, plannedHere ?? null, pending);
       for (const p of h.proposals) {
         const o = b.byKey.get(p.key);
         if (!o) this.problem(p.key, `is missing: checkpoint ${log.heads.key} records it (${short(p.sha256)})`);
