@@ -12,6 +12,13 @@ import { reckon, reckonAsync, reckonIn, scratchDir } from './helpers/cli.js';
 import { SAMPLE_DAY, sampleDayDifferences, sampleDayExpectation } from './fixtures/days.js';
 import { FAULT, WINDOW, rc06Sources, signers } from './fixtures/breaks.js';
 import { breakId } from '../pipeline/breaks/break-id.js';
+import { actionContext, approveProposal } from '../pipeline/breaks/actions.js';
+import { BreakStore } from '../pipeline/breaks/break-store.js';
+import { loadConfig } from '../pipeline/config/config.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
+import { ConcurrencyError } from '../pipeline/core/errors.js';
+import { exitCodeOf } from '../pipeline/core/outcome.js';
+import { openStore } from '../pipeline/store/open-store.js';
 
 function finished(child: ChildProcess): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
@@ -85,7 +92,7 @@ describe('reckon breaks on a one-break store', () => {
     expect(eventFiles(store, id)).toEqual(['000001.json']);
   });
 
-  it('two processes racing on one version: one wins, the other exits 6 (a step, then two countersignatures of rival proposals)', async () => {
+  it('racing on one version: one wins, the other exits 6 (two processes on a step, then two countersignatures of rival proposals)', async () => {
     const spawnIt = (args: string[]) => finished(reckonAsync(s(...args, '--json')));
     const [ta, tb] = await Promise.all([
       spawnIt(['breaks', 'advance', id, '--to', 'TRIAGED', '--expected-version', '1', '--actor', 'tom', '--owner', 'olivia', '--classification', 'MISSING', ...key('tom')]),
@@ -105,16 +112,23 @@ describe('reckon breaks on a one-break store', () => {
     const pending = (await reckonIn(s('breaks', 'list', '--pending', '--json'))).json;
     expect(pending.map((x: { proposal: { approver: string } }) => x.proposal.approver).sort()).toEqual(['abe', 'amy']);
     const digests = Object.fromEntries(pending.map((x: { proposal: { approver: string; sha256: string } }) => [x.proposal.approver, x.proposal.sha256.slice(0, 16)]));
-    const [ra, rb] = await Promise.all(['amy', 'abe'].map((a) => spawnIt(['breaks', 'approve', id, '--version', '3', '--proposal', digests[a], ...key(a)])));
-    expect([ra.code, rb.code].sort()).toEqual([0, 6]);
-    const loser = ra.code === 6 ? ra : rb;
-    expect(loser.stderr).toContain('ConcurrencyError');
+    // Both approvers read the break before either writes (in process, so the race is certain on a
+    // loaded machine; a process that starts after the winner landed is refused PROPOSAL_NOT_CURRENT).
+    const objects = await openStore(store);
+    const loaded = await loadConfig(people.config, await loadControls());
+    const seen = (await new BreakStore(objects).read(id))!;
+    const contexts = await Promise.all(['amy', 'abe'].map((a) => actionContext(objects, loaded, { file: people.keys[a].key })));
+    const [ra, rb] = await Promise.allSettled(contexts.map((ctx, i) => approveProposal(ctx, seen, 3, { proposal: digests[['amy', 'abe'][i]] })));
+    const lost = [ra, rb].filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(lost).toHaveLength(1);
+    expect(lost[0].reason).toBeInstanceOf(ConcurrencyError);
+    expect(exitCodeOf(lost[0].reason)).toBe(6);
+    const won = [ra, rb].find((r): r is PromiseFulfilledResult<Awaited<ReturnType<typeof approveProposal>>> => r.status === 'fulfilled')!;
     expect(eventFiles(store, id)).toHaveLength(3);
     const shown = (await reckonIn(s('breaks', 'show', id, '--json'))).json;
     expect(shown.state).toBe('CONTAINED');
     expect(shown.version).toBe(3);
-    const winner = ra.code === 0 ? ra : rb;
-    expect(JSON.parse(winner.stdout).event).toEqual(shown.events[shown.events.length - 1]);
+    expect(JSON.parse(JSON.stringify(won.value.event))).toEqual(shown.events[shown.events.length - 1]);
     expect(shown.proposals.map((p: { status: string }) => p.status).sort()).toEqual(['approved', 'superseded']);
     expect((await reckonIn(s('breaks', 'list', '--pending', '--json'))).json).toEqual([]);
   });
