@@ -83,7 +83,7 @@ describe('sshsig against ssh-keygen', () => {
     expect(sshKeygenVerify({ registry: reg, signer: 'paula', namespace: NS, signature: sigFile, message: MESSAGE }).code).toBe(0);
     const privateText = readFileSync(k.key, 'utf8');
     for (const passphrase of [undefined, 'wrong horse']) {
-      const e = await loadSigningKey({ file: k.key, passphrase: passphrase === undefined ? null : new Secret(passphrase) }).catch((x) => x as SignatureError);
+      const e = (await loadSigningKey({ file: k.key, passphrase: passphrase === undefined ? null : new Secret(passphrase) }).catch((x: unknown) => x)) as SignatureError;
       expect(e).toBeInstanceOf(SignatureError);
       expect(e.rule).toBe('SIGNING_KEY_PASSPHRASE');
       const shown = `${e.message} ${inspect(e)}`;
