@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { breakId } from '../pipeline/breaks/break-id.js';
 import { reckonAsync, reckonIn, scratchDir } from './helpers/cli.js';
-import { ID, WINDOW, rc06Sources, signers } from './breaks-fixture.js';
+import { ID, WINDOW, rc06Sources, signers } from './fixtures/breaks.js';
 
 const INT3 = breakId('RC06', 'NOTICE_UNDELIVERED', 'INT-3');
 let tmp: ReturnType<typeof scratchDir>;

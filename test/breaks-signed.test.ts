@@ -12,7 +12,7 @@ import { canonicalJson } from '../pipeline/core/canonical.js';
 import { payloadDigest } from '../pipeline/breaks/break-objects.js';
 import { reckonIn, scratchDir } from './helpers/cli.js';
 import { makeKey, sshKeygenSign, sshKeygenVerify, startAgent } from './helpers/ssh.js';
-import { ID, WINDOW, rc06Sources, signers } from './breaks-fixture.js';
+import { ID, WINDOW, rc06Sources, signers } from './fixtures/breaks.js';
 
 let tmp: ReturnType<typeof scratchDir>;
 let base: string;

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckonIn, scratchDir } from './helpers/cli.js';
-import { ID, WINDOW, rc06Sources, signers } from './breaks-fixture.js';
+import { ID, WINDOW, rc06Sources, signers } from './fixtures/breaks.js';
 
 let tmp: ReturnType<typeof scratchDir>;
 let base: string;
