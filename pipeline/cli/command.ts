@@ -6,6 +6,19 @@ import type { CliIo } from './io.js';
 export interface CommandContext {
   readonly io: CliIo;
   readonly settings: Settings;
+  /** When this command started, for the run's timings (cli/main.ts); absent outside the CLI. */
+  readonly clock?: CliClock;
+}
+
+/**
+ * Where a command's time started, in `performance.now()` milliseconds: `originMs` is the start of
+ * what a run's `wall_ms` counts (0, the process's start, for the first command of a process, so
+ * Node's start and module loading count; the call itself for later ones), `enteredMs` when
+ * `main` was entered.
+ */
+export interface CliClock {
+  readonly originMs: number;
+  readonly enteredMs: number;
 }
 
 /** A subcommand: runs with its arguments (after the subcommand name) and returns the exit code. */

@@ -67,6 +67,9 @@ Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not
 5 window locked by another run, 6 break transition lost, 70 internal error.
 `;
 
+/** True until the first command of this process: only that one counts the process's start-up in its wall time. */
+let firstCall = true;
+
 /**
  * Entry point: runs `reckon …argv` against `io` (the process's own by default; cli/io.ts
  * `captureIo()` to run in another program or a test) and returns the exit code of CONTRACT §7.
@@ -74,6 +77,9 @@ Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not
  * Calls are independent of each other, so one process may call it many times.
  */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const enteredMs = performance.now();
+  const clock = { originMs: firstCall ? 0 : enteredMs, enteredMs };
+  firstCall = false;
   const [cmd, ...rest] = argv;
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     io.stdout(USAGE);
@@ -97,7 +103,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   try {
     const settings = parseSettings(io.env);
     const { command } = await load();
-    return await command(rest, { io, settings });
+    return await command(rest, { io, settings, clock });
   } catch (e) {
     return reportFailure(io, e, rest.includes('--json'));
   }

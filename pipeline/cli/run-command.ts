@@ -43,7 +43,7 @@ type RunValues = ReturnType<typeof parse<typeof OPTIONS>>['values'];
  * selection), configuration checked against them, lineage, locations, settings, logger and fault
  * points. Throws ConfigError (exit 2) for any bad option.
  */
-async function runRequest(values: RunValues, { io, settings }: CommandContext): Promise<RunRequest> {
+async function runRequest(values: RunValues, { io, settings, clock }: CommandContext): Promise<RunRequest> {
   if ((values.date === undefined) === (values.window === undefined)) throw new ConfigError(`exactly one of --date or --window is required\n${RUN_USAGE}`);
   if (values.control !== undefined && values.all) throw new ConfigError('--control and --all exclude each other');
   const window = values.date !== undefined ? windowForDate(values.date) : windowForRange(values.window!);
@@ -65,6 +65,7 @@ async function runRequest(values: RunValues, { io, settings }: CommandContext): 
     logger: createLogger(io, { quiet: Boolean(values.quiet) }),
     faults: faultPoints(settings.faultPause, (text) => io.stderr(text)),
     env: io.env,
+    ...(clock ? { clock: { originMs: clock.originMs, before: { startup_ms: Math.round(clock.enteredMs - clock.originMs), command_ms: Math.round(performance.now() - clock.enteredMs) } } } : {}),
   };
 }
 

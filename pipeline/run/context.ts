@@ -45,6 +45,19 @@ export interface RunRequest {
   readonly faults?: FaultPoints;
   /** The environment a sources file's connections read (PG*, url_env: the driver's, not reckon's settings); default the process's. */
   readonly env?: NodeJS.ProcessEnv;
+  /** When the run's time started, as the command line measured it; without it the wall time starts at runWindow. */
+  readonly clock?: RunClock;
+}
+
+/**
+ * The time before `runWindow` was called (cli/run-command.ts), so that a manifest's phases add up
+ * to the run's wall time: `originMs` is the `performance.now()` at which the wall time starts (0
+ * for the process's start), `before` the phases measured before the run (`startup_ms`: Node and
+ * the CLI's entry module; `command_ms`: the run command's modules, options, controls, configuration).
+ */
+export interface RunClock {
+  readonly originMs: number;
+  readonly before: Readonly<PhaseTimings>;
 }
 
 /** Milliseconds spent per phase, recorded in the manifest. */
@@ -67,6 +80,8 @@ export interface RunContext {
   /** The run's scratch folder (DuckDB files, links, staged outputs); removed at release. */
   readonly scratch: string;
   readonly timings: PhaseTimings;
+  /** The `performance.now()` at which the run's wall time (`timings.wall_ms`) starts. */
+  readonly originMs: number;
   readonly progress: Progress;
   /** The DuckDB the load phase opened; closed at release. */
   readonly open: { engine?: Engine; conn?: DuckDBConnection };

@@ -19,14 +19,17 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   ctx.logger.info(`loading ${req.sources}`, { phase: 'load' });
   const located = await timed(timings, 'locate_ms', () => ctx.sources.locate(ctx.scratch));
   const reads = datasetsRead(req.controls.selected);
-  const engine = await openEngine(ctx.scratch, await estimateLoadBytes(located.root, reads, located.estimatedBytes), req.settings.duckdb);
-  ctx.open.engine = engine;
-  const conn = await engine.instance.connect();
-  ctx.open.conn = conn;
-  await conn.run(`SET TimeZone = 'UTC'`);
+  const { engine, conn } = await timed(timings, 'engine_ms', async () => {
+    const e = await openEngine(ctx.scratch, await estimateLoadBytes(located.root, reads, located.estimatedBytes), req.settings.duckdb);
+    ctx.open.engine = e;
+    const c = await e.instance.connect();
+    ctx.open.conn = c;
+    await c.run(`SET TimeZone = 'UTC'`);
+    return { engine: e, conn: c };
+  });
   await ctx.fault('loading');
   // Views over checked Parquet files for datasets without derived columns (load/views.ts).
-  const loaded = await timed(timings, 'load_ms', async () => {
+  const { loaded, controlFiles } = await timed(timings, 'load_ms', async () => {
     const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), { datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready });
     // Database extracts load while the next ones are read; every snapshot has committed here.
     await located.settled;
@@ -34,9 +37,9 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
     // duplicates) into the file, so the controls find the buffer pool free for their joins.
     if (engine.storage === 'file') await conn.run('CHECKPOINT');
     // Database extracts are named by database and dataset, not by their scratch file.
-    return { ...l, quarantine: labelQuarantine(l.quarantine, located.plan), datasets: labelDatasetLoads(l.datasets, located.plan) };
+    const labelled = { ...l, quarantine: labelQuarantine(l.quarantine, located.plan), datasets: labelDatasetLoads(l.datasets, located.plan) };
+    return { loaded: labelled, controlFiles: located.remote ? {} : await controlFileHashes(located.root) };
   });
   await ctx.fault('computing');
-  const controlFiles = located.remote ? {} : await controlFileHashes(located.root);
   return { located, loaded, loads: new Map(loaded.datasets.map((d) => [d.dataset, d])), controlFiles, engine, conn };
 }

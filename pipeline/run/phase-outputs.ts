@@ -21,9 +21,9 @@ import { timed, type LoadedInputs, type RunContext, type SettledResults } from '
 /** Writes and stages the run's outputs; returns them (`runs` last). */
 export async function writeRunOutputs(ctx: RunContext, inputs: LoadedInputs, settled: SettledResults): Promise<OutputObject[]> {
   const { req, runId } = ctx;
-  const breakRows = await breakOutputRows(overlay(ctx.store, settled.plan.objects), { runId, config: req.config.config, controls: req.controls.all });
   ctx.progress.doing = 'writing outputs';
   const outputs = await timed(ctx.timings, 'outputs_ms', async () => {
+    const breakRows = await breakOutputRows(overlay(ctx.store, settled.plan.objects), { runId, config: req.config.config, controls: req.controls.all });
     const rows = { ...outputRows(ctx, settled, inputs.loaded), ...breakRows };
     const files = await writeOutputs(inputs.conn, join(ctx.scratch, 'staging'), windowDate(req.window), runId, rows, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, largeTotalRows(ctx, settled.results));
     await stageOutputs(ctx.store, runId, files);

@@ -38,6 +38,7 @@ export function newRunId(now = new Date()): string {
  * when another run holds a lease of the window. Nothing is held when it throws before the leases.
  */
 export async function prepareRun(req: RunRequest): Promise<RunContext> {
+  const t0 = performance.now();
   const startedAt = new Date();
   const runId = newRunId(startedAt);
   const logger = (req.logger ?? silentLogger).child({ run_id: runId, window: `${req.window.start}/${req.window.end}` });
@@ -55,7 +56,8 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   }
   await fault('leased');
   const scratch = await mkdtemp(join(SAFE_PATH.test(tmpdir()) ? tmpdir() : '/tmp', 'reckon-'));
-  return { req, runId, startedAt, logger, fault, store, sources, leases, scratch, timings: {}, progress: { doing: 'loading' }, open: {} };
+  const timings = { ...req.clock?.before, prepare_ms: Math.round(performance.now() - t0) };
+  return { req, runId, startedAt, logger, fault, store, sources, leases, scratch, timings, originMs: req.clock?.originMs ?? t0, progress: { doing: 'loading' }, open: {} };
 }
 
 /** Releases what the run holds, whatever happened: its leases, its DuckDB and its scratch folder. */

@@ -17,20 +17,26 @@ import { manifestDocument, type CodeParts, type ManifestParts } from '../publish
 import { planKey } from '../breaks/break-plan.js';
 import { BREAK_NAMESPACE } from '../signing/registry.js';
 import type { BreakLogRecord, ManifestV1 } from '../../manifests/v1/schema.js';
-import type { EvaluatedControls, LoadedInputs, RunContext, SettledResults } from './context.js';
+import { timed, type EvaluatedControls, type LoadedInputs, type RunContext, type SettledResults } from './context.js';
 
 /** A published manifest: its store key, SHA-256 and document. */
 export interface Published { readonly key: string; readonly sha256: string; readonly manifest: ManifestV1 }
 
 /** Publishes the run's manifest. Throws ConcurrencyError (exit 5) when a lease was taken over. */
 export async function publishRun(ctx: RunContext, inputs: LoadedInputs, evaluated: EvaluatedControls, settled: SettledResults, outputs: readonly OutputObject[]): Promise<Published> {
-  const code = await codeParts(ctx, evaluated);
-  const inputObjects = [...inputs.loaded.datasets.flatMap((d) => d.files.map((f) => ({ path: f.path, sha256: f.sha256 }))), ...Object.values(inputs.controlFiles).flat()];
-  const fingerprints = { inputs_sha256: inputsFingerprint(inputObjects), code_sha256: await codeFingerprint(), config_sha256: ctx.req.config.sha256 };
+  const { code, fingerprints } = await timed(ctx.timings, 'code_ms', async () => {
+    const inputObjects = [...inputs.loaded.datasets.flatMap((d) => d.files.map((f) => ({ path: f.path, sha256: f.sha256 }))), ...Object.values(inputs.controlFiles).flat()];
+    return {
+      code: await codeParts(ctx, evaluated),
+      fingerprints: { inputs_sha256: inputsFingerprint(inputObjects), code_sha256: await codeFingerprint(), config_sha256: ctx.req.config.sha256 },
+    };
+  });
   const publishStart = performance.now();
   const published = await publishManifest(ctx.store, ctx.runId, async (chain) => {
     await checkFencing(ctx.store, ctx.leases);
+    // The manifest's own write and what follows it (promotion, break writes, verification, release) cannot be in it.
     ctx.timings.publish_ms = Math.round(performance.now() - publishStart);
+    ctx.timings.wall_ms = Math.round(performance.now() - ctx.originMs);
     return manifestDocument(manifestParts(ctx, inputs, settled, outputs, { code, fingerprints, chain }));
   });
   await ctx.fault('published');
