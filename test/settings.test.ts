@@ -20,6 +20,7 @@ describe('parseSettings', () => {
         retry: { attempts: 6, baseMs: 100, capMs: 20_000 }, concurrency: 8, objectLock: null,
         endpoint: { url: null, requestChecksumSet: false, responseChecksumSet: false },
       },
+      cache: { enabled: true, dir: null, maxBytes: 10_240 * 1024 * 1024 },
       faultPause: null,
       signing: { keyFile: null, keyText: null, passphrase: null, agentSocket: null },
     });
@@ -32,6 +33,7 @@ describe('parseSettings', () => {
       RECKON_S3_ATTEMPTS: '3', RECKON_S3_BACKOFF_BASE_MS: '5', RECKON_S3_BACKOFF_CAP_MS: '50', RECKON_S3_CONCURRENCY: '64',
       RECKON_S3_OBJECT_LOCK_DAYS: '30', RECKON_S3_OBJECT_LOCK_PREFIXES: 'manifests/, evidence/ ,breaks/', RECKON_FAULT_PAUSE: 'computing:4000',
       AWS_ENDPOINT_URL: 'http://127.0.0.1:9', AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_SUPPORTED',
+      RECKON_CACHE: 'off', RECKON_CACHE_DIR: '/var/cache/reckon', RECKON_CACHE_MAX_MB: '5',
     });
     expect(s).toEqual({
       inlineTotalKeys: 2,
@@ -41,6 +43,7 @@ describe('parseSettings', () => {
         objectLock: { mode: 'COMPLIANCE', retainDays: 30, prefixes: ['manifests/', 'evidence/', 'breaks/'] },
         endpoint: { url: 'http://127.0.0.1:9', requestChecksumSet: true, responseChecksumSet: false },
       },
+      cache: { enabled: false, dir: '/var/cache/reckon', maxBytes: 5 * 1024 * 1024 },
       faultPause: { phase: 'computing', ms: 4000 },
       signing: { keyFile: null, keyText: null, passphrase: null, agentSocket: null },
     });
@@ -56,6 +59,9 @@ describe('parseSettings', () => {
     ['RECKON_S3_BACKOFF_CAP_MS', '1.5', "RECKON_S3_BACKOFF_CAP_MS='1.5' must be an integer ≥ 1"],
     ['RECKON_S3_CONCURRENCY', '65', "RECKON_S3_CONCURRENCY='65' must be an integer from 1 to 64"],
     ['RECKON_S3_OBJECT_LOCK_DAYS', '36501', "RECKON_S3_OBJECT_LOCK_DAYS='36501' must be a whole number of days from 1 to 36500"],
+    ['RECKON_CACHE', 'yes', "RECKON_CACHE 'yes' must be on or off"],
+    ['RECKON_CACHE_DIR', 'var/cache', "RECKON_CACHE_DIR 'var/cache' must be an absolute path"],
+    ['RECKON_CACHE_MAX_MB', '0', "RECKON_CACHE_MAX_MB '0' must be a whole number of MiB from 1 to 10000000"],
     ['RECKON_FAULT_PAUSE', 'lunch', "RECKON_FAULT_PAUSE 'lunch' must be a phase (leased, extracting, loading, computing, planned, staged, published, promoted, writing-breaks, breaks-written), optionally with :<ms>"],
     ['RECKON_FAULT_PAUSE', 'staged:soon', "RECKON_FAULT_PAUSE 'staged:soon' must be a phase (leased, extracting, loading, computing, planned, staged, published, promoted, writing-breaks, breaks-written), optionally with :<ms>"],
   ];

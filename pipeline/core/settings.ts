@@ -13,6 +13,9 @@
  *   RECKON_S3_CONCURRENCY          parallel transfers, 1–64 (default 8)
  *   RECKON_S3_OBJECT_LOCK_DAYS     Object Lock retention in days, 1–36500 (default off)
  *   RECKON_S3_OBJECT_LOCK_PREFIXES locked key prefixes (default manifests/,evidence/)
+ *   RECKON_CACHE                   on | off: the delivery cache (default on; load/delivery-cache.ts)
+ *   RECKON_CACHE_DIR               where it lives (default `reckon-cache` beside the run's scratch folder)
+ *   RECKON_CACHE_MAX_MB            its size bound in MiB, 1–10000000 (default 10240)
  *   RECKON_FAULT_PAUSE             crash tests only: `<phase>` or `<phase>:<ms>` (core/fault.ts)
  *   RECKON_SIGNING_KEY_FILE        a person's OpenSSH key for signing break transitions (`--key` wins);
  *                                  a public key file means: sign with its private half in ssh-agent
@@ -87,12 +90,20 @@ export interface SigningSettings {
   readonly agentSocket: string | null;
 }
 
+/** The delivery cache: on or off, its folder (null: `reckon-cache` beside the run's scratch folder), its bound in bytes. */
+export interface CacheSettings {
+  readonly enabled: boolean;
+  readonly dir: string | null;
+  readonly maxBytes: number;
+}
+
 /** Every setting reckon takes from the environment, validated and frozen. */
 export interface Settings {
   /** Keyed totals up to this many keys are listed inline (manifest, `--json`); larger ones are LargeTotals. */
   readonly inlineTotalKeys: number;
   readonly duckdb: { readonly memoryLimit: string; readonly storage: StorageSetting };
   readonly s3: S3Settings;
+  readonly cache: CacheSettings;
   /** Crash tests only; null in normal operation. */
   readonly faultPause: FaultPause | null;
   readonly signing: SigningSettings;
@@ -140,6 +151,16 @@ function objectLock(env: Env, problems: string[]): ObjectLockPolicy | null {
   return { mode: 'COMPLIANCE', retainDays: days, prefixes };
 }
 
+/** Delivery cache size bound by default: 10 GiB. */
+export const CACHE_MAX_MB = 10_240;
+
+function cacheSettings(env: Env, problems: string[]): CacheSettings {
+  const enabled = read(env, 'RECKON_CACHE', true, (v) => (v === 'on' ? true : v === 'off' ? false : undefined), (v) => `RECKON_CACHE '${v}' must be on or off`, problems);
+  const dir = read<string | null>(env, 'RECKON_CACHE_DIR', null, (v) => (v.startsWith('/') ? v : undefined), (v) => `RECKON_CACHE_DIR '${v}' must be an absolute path`, problems);
+  const mb = read(env, 'RECKON_CACHE_MAX_MB', CACHE_MAX_MB, whole(1, 10_000_000), (v) => `RECKON_CACHE_MAX_MB '${v}' must be a whole number of MiB from 1 to 10000000`, problems);
+  return { enabled, dir, maxBytes: mb * 1024 * 1024 };
+}
+
 /** `<phase>` or `<phase>:<ms>`, else undefined. */
 function faultPause(v: string): FaultPause | undefined {
   const [phase, ms, ...rest] = v.split(':');
@@ -178,11 +199,12 @@ export function parseSettings(env: Env): Settings {
     (v) => `RECKON_INLINE_TOTAL_KEYS '${v}' must be a positive integer`, problems);
   const duckdb = duckdbSettings(env, problems);
   const s3 = s3Settings(env, problems);
+  const cache = cacheSettings(env, problems);
   const pause = read<FaultPause | null>(env, 'RECKON_FAULT_PAUSE', null, faultPause,
     (v) => `RECKON_FAULT_PAUSE '${v}' must be a phase (${FAULT_PHASES.join(', ')}), optionally with :<ms>`, problems);
   const signing = signingSettings(env, problems);
   if (problems.length) throw new ConfigError(problems.join('; '));
-  return deepFreeze({ inlineTotalKeys, duckdb, s3, faultPause: pause, signing });
+  return deepFreeze({ inlineTotalKeys, duckdb, s3, cache, faultPause: pause, signing });
 }
 
 function deepFreeze<T>(v: T): T {

@@ -41,6 +41,11 @@ export const REJECT_TABLE = '__ld_rej';
  * checking pass so that finding exact duplicates needs no second pass over the files.
  */
 export const VIEW_HASH_TABLE = '__ld_vh';
+/**
+ * View mode: the checking pass of the current Parquet file, per record the duplicate hash `h` of
+ * an accepted record or the number `r` of one handed back (kept until the next file).
+ */
+export const CHECK_TABLE = '__ld_chk';
 /** Table holding the current plain CSV file as text fields with their record numbers. */
 const CSV_TABLE = '__ld_csv';
 const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
@@ -142,7 +147,7 @@ export async function dropFastTables(conn: DuckDBConnection): Promise<void> {
   await conn.run(`DROP TABLE IF EXISTS ${ZONE_TABLE}`);
   await conn.run(`DROP TABLE IF EXISTS ${REJECT_TABLE}`);
   await conn.run(`DROP TABLE IF EXISTS ${VIEW_HASH_TABLE}`);
-  await conn.run('DROP TABLE IF EXISTS __ld_chk');
+  await conn.run(`DROP TABLE IF EXISTS ${CHECK_TABLE}`);
   await dropCsvTables(conn);
 }
 
@@ -168,14 +173,23 @@ async function withInsertionOrder<T>(conn: DuckDBConnection, f: () => Promise<T>
 
 const FLOAT_TYPES = /^(FLOAT|DOUBLE|REAL)$/;
 
+/** A Parquet file's fast-path plan, from its schema and metadata only: what the checking pass and a view need. */
+interface ParquetPlan {
+  readonly plan: FastPlan;
+  /** The file's record count. */
+  readonly total: number;
+  /** Its column names, in file order. */
+  readonly names: readonly string[];
+}
+
 /**
- * Loads a Parquet file through the fast path, or returns NotFast (nothing was inserted) when the
- * JS reader must read it whole. The events returned hold the header and the records handed back.
+ * Plans a Parquet file for the fast path from its schema (nothing but metadata is read, except the
+ * sub-microsecond check of nanosecond timestamps), or returns NotFast when the JS reader must read
+ * it whole. `mode` view: the plan must need no joins (a view over the file shows the values as typed).
  */
-export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = 'insert'): Promise<FastLoad | NotFast> {
+async function planParquet(t: FastTarget, mode: 'insert' | 'view'): Promise<ParquetPlan | NotFast> {
   const { conn, spec, stagedPath } = t;
   if (!SAFE_PATH.test(stagedPath)) return { reason: 'unsafe staged path' };
-  const scan = `read_parquet('${stagedPath}', file_row_number = true)`;
   let schema: { name: string; type: string }[];
   let total: number;
   let time: Map<string, ParquetTimeColumn>;
@@ -206,6 +220,31 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
   if (mode === 'view' && (plan.joins.length || plan.lookups.length || plan.layers.length || plan.outer.length !== plan.values.length)) {
     return { reason: 'internal: a dataset with derived columns cannot be read through a view' };
   }
+  return { plan, total, names };
+}
+
+/**
+ * The typed value of each own column of a Parquet file read through a view (FastPlan.values) and
+ * its record count, from its schema alone: for a file whose check is already known (the delivery
+ * cache). NotFast when the file would not take the fast path.
+ */
+export async function parquetViewValues(t: FastTarget): Promise<{ values: readonly string[]; total: number } | NotFast> {
+  const p = await planParquet(t, 'view');
+  return 'reason' in p ? p : { values: p.plan.values, total: p.total };
+}
+
+/**
+ * Loads a Parquet file through the fast path, or returns NotFast (nothing was inserted) when the
+ * JS reader must read it whole. The events returned hold the header and the records handed back.
+ * In view mode the check's table (CHECK_TABLE: the duplicate hash `h` of each accepted record, the
+ * number `r` of each other one) is kept until the next file, for the delivery cache.
+ */
+export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = 'insert'): Promise<FastLoad | NotFast> {
+  const { conn, spec, stagedPath } = t;
+  const planned = await planParquet(t, mode);
+  if ('reason' in planned) return planned;
+  const { plan, total, names } = planned;
+  const scan = `read_parquet('${stagedPath}', file_row_number = true)`;
   let counts: { inserted: number; rejected: number };
   const from = `(SELECT *, file_row_number + 1 AS __row FROM ${scan}) s`;
   try {
@@ -213,17 +252,16 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
       // One checking pass keeps the numbers of the records the SQL does not accept and the
       // duplicate hash of the others (the same typed values and columns as the view's).
       const key = spec.columns.filter((c) => c.name !== spec.deliveryColumn).map((c) => ident(c.name)).join(', ');
-      await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_chk AS SELECT CASE WHEN ${plan.ok} THEN hash(${key}) END AS h, CASE WHEN NOT (${plan.ok}) THEN __row END AS r FROM (SELECT ${plan.inner}, __row FROM ${from})`);
-      await conn.run(`CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} AS SELECT r AS __row FROM __ld_chk WHERE r IS NOT NULL`);
+      await conn.run(`CREATE OR REPLACE TEMP TABLE ${CHECK_TABLE} AS SELECT CASE WHEN ${plan.ok} THEN hash(${key}) END AS h, CASE WHEN NOT (${plan.ok}) THEN __row END AS r FROM (SELECT ${plan.inner}, __row FROM ${from})`);
+      await conn.run(`CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} AS SELECT r AS __row FROM ${CHECK_TABLE} WHERE r IS NOT NULL`);
       const rejected = await countOf(conn, `SELECT count(*) FROM ${REJECT_TABLE}`);
-      const hashed = await countOf(conn, 'SELECT count(h) FROM __ld_chk');
+      const hashed = await countOf(conn, `SELECT count(h) FROM ${CHECK_TABLE}`);
       counts = { inserted: hashed, rejected };
       // The hashes count only for a file the view will read (the counts add up, checked below).
       if (hashed + rejected === total) {
         await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (h UBIGINT)`);
-        await conn.run(`INSERT INTO ${VIEW_HASH_TABLE} SELECT h FROM __ld_chk WHERE h IS NOT NULL`);
+        await conn.run(`INSERT INTO ${VIEW_HASH_TABLE} SELECT h FROM ${CHECK_TABLE} WHERE h IS NOT NULL`);
       }
-      await conn.run('DROP TABLE __ld_chk');
     } else {
       if (plan.joins.length) await fillZoneTable(conn, `${scan} s`, plan.joins);
       counts = await insertAccepted(t, plan, from, `read_parquet('${stagedPath}')`, [], total);

@@ -8,6 +8,7 @@
  * collapse to one record (the earliest `ingested_at` kept) and are counted. Watermarks come from
  * `_watermark.json` or are derived and labelled `derived`.
  */
+import type { Stats } from 'node:fs';
 import { mkdir, open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
@@ -17,7 +18,9 @@ import { InputError } from '../core/errors.js';
 import { currencyTable } from '../contract/currency.js';
 import { DATASETS, SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from '../contract/datasets.js';
 import { ChunkAppender, type Cell } from './chunks.js';
-import { dropFastTables, loadCsvFast, loadParquetFast, stageLink, type FastLoad, type FastTarget } from './fast-path.js';
+import { dropFastTables, loadCsvFast, loadParquetFast, parquetViewValues, stageLink, type FastLoad, type FastTarget } from './fast-path.js';
+import { closeFileTable, FILE_TABLE, insertCachedRows, openFileTable, restoreViewCheck, writeViewCheck } from './cached-load.js';
+import { DeliveryCache, type CacheHit, type CheckedFile, type DeliveryCacheConfig, type FileKeyParts, type KeptFiles } from './delivery-cache.js';
 import { dropRelation, finishViewDataset, registerViewFile, resetViewTables, type ViewFile } from './views.js';
 import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from '../contract/local-time.js';
 import { notionalMinor } from '../contract/money.js';
@@ -60,6 +63,10 @@ export interface FileLoad {
   /** Records of the file that were loaded (before exact duplicate deliveries collapse). */
   loaded: number;
   quarantined: number;
+  /** `now`: the file was checked by this run; `cache`: its earlier check was read from the delivery cache (delivery-cache.ts). */
+  checked: 'now' | 'cache';
+  /** Set when a cache entry for the file was found but refused (corrupted or edited): why. The file was checked now. */
+  cache_refused?: string;
 }
 
 /**
@@ -157,15 +164,21 @@ export interface LoadOptions {
    * extract still being written while earlier datasets load); a rejection stops the load.
    */
   readonly ready?: (dataset: string) => Promise<void>;
+  /**
+   * The delivery cache (delivery-cache.ts): each file's check is kept there and read back by later
+   * loads of the same bytes under the same code and rules (default none: every file is checked).
+   */
+  readonly cache?: DeliveryCacheConfig;
 }
 
 /**
  * How one file was loaded: `fast` (SQL inserted `sqlRecords` records; the others went through the
- * JS validator) or `js` (the JavaScript reader read it whole; `reason` says why).
+ * JS validator), `js` (the JavaScript reader read it whole; `reason` says why) or `cache` (its
+ * earlier check was read from the delivery cache).
  */
 export interface FilePath {
   readonly path: string;
-  readonly loadedBy: 'fast' | 'js';
+  readonly loadedBy: 'fast' | 'js' | 'cache';
   readonly sqlRecords: number;
   readonly reason?: string;
 }
@@ -177,10 +190,39 @@ const SIDE_FILE_MAX_BYTES = 1024 * 1024;
 /** `_source` of a record: `<file>:<row padded to 12 digits>` (orders the deliveries of one record). */
 const sourceOf = (file: string, row: number) => `${file}:${String(row).padStart(12, '0')}`;
 
+/** A checked file to keep in the delivery cache: its key, what it wrote, and how its records were shown. */
+interface KeepRequest {
+  readonly key: string;
+  readonly parts: FileKeyParts;
+  readonly files: KeptFiles;
+  readonly kind: 'table' | 'view';
+  readonly viewRecords: number;
+  readonly rowCount: number;
+  readonly rejectCount: number;
+}
+
+/** True when the file at `path` has the same size, modification time and inode as `before`. */
+async function unchanged(path: string, before: Stats | undefined): Promise<boolean> {
+  const now = await stat(path).catch(() => undefined);
+  return Boolean(before && now && now.size === before.size && now.mtimeMs === before.mtimeMs && now.ino === before.ino);
+}
+
+/** The check of a file as the delivery cache keeps it (entries without dataset and file, cutoffs with µs as text). */
+function checkedFile(k: KeepRequest, fl: FileLoad, entries: readonly QuarantineEntry[], extra: readonly string[], touched: ReadonlyMap<string, CutoffMapping & { micros: bigint }>): CheckedFile {
+  return {
+    kind: k.kind, records: fl.rows, loaded: fl.loaded, viewRecords: k.viewRecords, rowCount: k.rowCount, rejectCount: k.rejectCount,
+    entries: entries.map((e) => ({ row: e.row, line: e.line, column: e.column, rule: e.rule, message: e.message, raw: e.raw })),
+    extraColumns: [...extra],
+    cutoffs: [...touched].map(([key, m]) => ({ key, timezone: m.timezone, local: m.local, utc: m.utc, rule: m.rule, micros: String(m.micros) })),
+  };
+}
+
 interface RowContext {
   readonly spec: DatasetSpec;
   readonly config: LoadRules;
   readonly cutoffs: Map<string, CutoffMapping & { micros: bigint }>;
+  /** The cutoff mappings the current file used, by key (kept with its check in the delivery cache). */
+  readonly touched: Map<string, CutoffMapping & { micros: bigint }>;
 }
 
 /** Validates one raw record into typed cells (own columns then derived), or the first rule broken. */
@@ -255,6 +297,7 @@ function cutoffInstant(ctx: RowContext, tz: string, days: number, seconds: numbe
     m = { timezone: tz, local: formatMicros(wall).replace(/Z$/, ''), utc: formatMicros(r.utcMicros), rule: r.rule, micros: r.utcMicros };
     ctx.cutoffs.set(key, m);
   }
+  ctx.touched.set(key, m);
   return m.micros;
 }
 
@@ -355,6 +398,8 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
   const viewStamps: { relPath: string; stagedPath: string; size: number; mtimeMs: number }[] = [];
   await mkdir(stagingDir, { recursive: true });
   let staged = 0;
+  let kept = 0;
+  const cache = options.cache ? await DeliveryCache.open(options.cache, conn, config, stagingDir) : undefined;
   const views = fast && (options.views ?? false);
   if (views) await resetViewTables(conn);
   const wanted = options.datasets ? new Set(options.datasets) : undefined;
@@ -379,33 +424,45 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
     const qBefore = quarantine.length;
     const viewFiles: ViewFile[] = [];
     const viewable = views && derivedColumns(spec).length === 0;
-    const ctx: RowContext = { spec, config, cutoffs };
+    const ctx: RowContext = { spec, config, cutoffs, touched: new Map() };
     const known = new Set(spec.columns.map((c) => c.name));
     if (folder.refused) {
       quarantine.push({ dataset: spec.name, file: spec.name, row: null, line: null, column: null, rule: folder.refused.rule, message: folder.refused.message, raw: '' });
     }
     for (const f of options.faults?.get(spec.name) ?? []) quarantine.push({ dataset: spec.name, row: null, line: null, raw: '', ...f });
     for (const file of folder.files) {
-      const fl: FileLoad = { path: file.relPath, format: file.gzip ? `${file.format}.gz` : file.format, size: 0, sha256: '', rows: 0, loaded: 0, quarantined: 0 };
+      const fl: FileLoad = { path: file.relPath, format: file.gzip ? `${file.format}.gz` : file.format, size: 0, sha256: '', rows: 0, loaded: 0, quarantined: 0, checked: 'now' };
       load.files.push(fl);
       const fileEntries: QuarantineEntry[] = [];
       const q = (e: Omit<QuarantineEntry, 'dataset' | 'file'>) => { fileEntries.push({ dataset: spec.name, file: file.relPath, ...e }); fl.quarantined += 1; };
+      // The file's own extra columns and cutoff mappings, kept with its check in the delivery cache.
+      const fileExtra: string[] = [];
+      const addExtra = (c: string) => {
+        if (!fileExtra.includes(c)) fileExtra.push(c);
+        if (!load.extra_columns.includes(c)) load.extra_columns.push(c);
+      };
+      ctx.touched.clear();
+      let keep: KeepRequest | undefined;
       try {
-        await loadFile(file.refused ? undefined : file.realPath);
+        keep = await loadFile(file.refused ? undefined : file.realPath);
       } finally {
         // Parquet rows may arrive in any order: entries are listed by row so every run lists them alike.
         if (file.format === 'parquet') fileEntries.sort((a, b) => (a.row ?? Number.MAX_SAFE_INTEGER) - (b.row ?? Number.MAX_SAFE_INTEGER));
         // One by one: a spread of a million entries would overflow the call stack.
         for (const e of fileEntries) quarantine.push(e);
       }
+      if (keep) await cache!.keep(keep.key, keep.parts, checkedFile(keep, fl, fileEntries, fileExtra, ctx.touched), keep.files);
 
-      async function loadFile(realPath: string | undefined): Promise<void> {
+      /** Loads the file (from the cache when it holds the file's check); returns what to keep in the cache, if anything. */
+      async function loadFile(realPath: string | undefined): Promise<KeepRequest | undefined> {
         if (file.refused || realPath === undefined) {
           const r = file.refused ?? { rule: 'file_unreadable', message: `${file.relPath} cannot be resolved` };
           q({ row: null, line: null, column: null, rule: r.rule, message: r.message, raw: '' });
           return;
         }
         const scan = fast && file.format === 'csv' && !file.gzip ? new CsvShapeScan() : undefined;
+        // A file that changes while it is checked must not be kept under the digest of other bytes.
+        const before = cache ? await stat(realPath).catch(() => undefined) : undefined;
         try {
           const h = await hashFile(realPath, scan && ((b) => scan.chunk(b)));
           fl.size = h.size;
@@ -433,8 +490,20 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
             stagedPath = undefined;
           }
         }
+        const parts: FileKeyParts | undefined = cache && { sha256: fl.sha256, dataset: spec.name, format: file.format, gzip: file.gzip, viewable, fast };
+        const key = parts && cache!.key(parts);
+        if (key) {
+          const found = await cache!.lookup(key);
+          if (found && 'hit' in found && await fromCache(found.hit, stagedPath)) return;
+          if (found && 'refused' in found) fl.cache_refused = found.refused;
+          await openFileTable(conn, colDefs);
+        }
+        // With the cache on, the file's records go to FILE_TABLE first (kept, then moved to the raw table).
+        const table = cache ? FILE_TABLE : rawTable;
+        let viewFile: ViewFile | undefined;
+        let viewRecords = 0;
         if (fast && stagedPath) {
-          const target: FastTarget = { conn, spec, config, rawTable, relPath: file.relPath, stagedPath };
+          const target: FastTarget = { conn, spec, config, rawTable: table, relPath: file.relPath, stagedPath };
           const shape: CsvShape | undefined = scan?.result();
           const r: FastLoad | { reason: string } = file.format === 'parquet' ? await loadParquetFast(target, viewable ? 'view' : 'insert') : await loadCsvFast(target, shape!);
           if ('events' in r && r.values) {
@@ -443,6 +512,8 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
             viewStamps.push({ relPath: file.relPath, stagedPath, size: st.size, mtimeMs: st.mtimeMs });
             await registerViewFile(conn, vf);
             viewFiles.push(vf);
+            viewFile = vf;
+            viewRecords = r.inserted;
           }
           if ('events' in r) {
             events = r.events;
@@ -461,12 +532,52 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           else if (file.format === 'jsonl') events = readJsonl(file, spec.columns);
           else events = readCsv(file);
         }
-        const app = await ChunkAppender.open(conn, rawTable, rawTypes);
+        const app = await ChunkAppender.open(conn, table, rawTypes, Boolean(cache));
         try {
           await readEvents(events, app);
         } finally {
           app.close();
         }
+        if (!key || !parts) return;
+        const keepable = await unchanged(realPath, before) && fileEntries.every((e) => e.rule !== 'file_unreadable' && ![realPath, file.absPath, stagingDir].some((p) => e.message.includes(p)));
+        const keptId = String(++kept).padStart(6, '0');
+        const out = (name: string) => join(stagingDir, `w${keptId}-${name}.parquet`);
+        const rowCount = await closeFileTable(conn, rawTable, keepable ? out('rows') : undefined);
+        if (!keepable) return;
+        const files: { rows?: string; hashes?: string; rejects?: string } = rowCount > 0 ? { rows: out('rows') } : {};
+        // A view file shows the records the SQL accepted; the others (handed back) it leaves out.
+        const rejectCount = viewFile ? fl.rows - viewRecords : 0;
+        if (viewFile) {
+          if (await writeViewCheck(conn, out('hashes'), out('rejects'), rejectCount)) files.rejects = out('rejects');
+          files.hashes = out('hashes');
+        }
+        return { key, parts, files, kind: viewFile ? 'view' : 'table', viewRecords, rowCount, rejectCount };
+      }
+
+      /** Loads the file from a verified cache hit; false (nothing loaded) when the hit does not fit the file as found now. */
+      async function fromCache(hit: CacheHit, stagedPath: string | undefined): Promise<boolean> {
+        let vf: ViewFile | undefined;
+        if (hit.kind === 'view') {
+          if (!viewable || !stagedPath || !hit.hashes) return false;
+          const v = await parquetViewValues({ conn, spec, config, rawTable, relPath: file.relPath, stagedPath });
+          if ('reason' in v || v.total !== hit.records) return false;
+          vf = { fid: staged, relPath: file.relPath, stagedPath, values: v.values };
+          await restoreViewCheck(conn, hit.hashes, hit.rejects);
+          const st = await stat(stagedPath);
+          viewStamps.push({ relPath: file.relPath, stagedPath, size: st.size, mtimeMs: st.mtimeMs });
+          await registerViewFile(conn, vf);
+          viewFiles.push(vf);
+        }
+        if (hit.rows) await insertCachedRows(conn, rawTable, cols.map((c) => c.name), hit.rows, file.relPath);
+        load.records_read += hit.records;
+        fl.rows = hit.records;
+        fl.loaded = hit.loaded;
+        fl.checked = 'cache';
+        for (const e of hit.entries) q(e);
+        for (const c of hit.extraColumns) addExtra(c);
+        for (const m of hit.cutoffs) if (!cutoffs.has(m.key)) cutoffs.set(m.key, { timezone: m.timezone, local: m.local, utc: m.utc, rule: m.rule as CutoffRule, micros: BigInt(m.micros) });
+        options.onFile?.({ path: file.relPath, loadedBy: 'cache', sqlRecords: 0 });
+        return true;
       }
 
       async function readEvents(events: AsyncGenerator<ReadEvent>, app: ChunkAppender): Promise<void> {
@@ -476,11 +587,11 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           if (ev.type === 'header') {
             duplicated = [...new Set(ev.columns.filter((c, i) => known.has(c) && ev.columns.indexOf(c) !== i))];
             if (file.format !== 'jsonl') missing = spec.columns.filter((c) => !ev.columns.includes(c.name)).map((c) => c.name);
-            for (const c of ev.columns) if (!known.has(c) && !load.extra_columns.includes(c)) load.extra_columns.push(c);
+            for (const c of ev.columns) if (!known.has(c)) addExtra(c);
             continue;
           }
           if (ev.type === 'extra_columns') {
-            for (const c of ev.columns) if (!load.extra_columns.includes(c)) load.extra_columns.push(c);
+            for (const c of ev.columns) addExtra(c);
             continue;
           }
           if (ev.type === 'file_error') { q({ row: ev.row ?? null, line: ev.line ?? null, column: null, rule: ev.rule, message: ev.message, raw: '' }); continue; }
@@ -523,6 +634,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
     loads.push(load);
   }
   await dropFastTables(conn);
+  await cache?.evict();
   const cutoffMappings = [...cutoffs.values()].map(({ micros: _m, ...rest }) => rest).sort((a, b) => (a.timezone + a.local < b.timezone + b.local ? -1 : 1));
   return { datasets: loads, quarantine, cutoffMappings, viewFiles: viewStamps };
 }

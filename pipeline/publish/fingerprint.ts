@@ -4,42 +4,33 @@
  * `_import_report.json`), over the code (compiled pipeline, SQL, control definitions, reference
  * table, package version) and over the configuration bytes.
  */
-import { readdir } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { canonicalJson } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import { DATASETS } from '../contract/datasets.js';
 import { repoPath, REPO_ROOT } from '../core/paths.js';
 import { hashFile } from '../core/digest.js';
 import { datasetRoot, type DatasetRoots } from '../sources/locate.js';
-
-async function walk(dir: string, pred: (p: string) => boolean): Promise<string[]> {
-  const out: string[] = [];
-  let entries;
-  try { entries = await readdir(dir, { withFileTypes: true }); } catch { return out; }
-  for (const e of entries) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await walk(p, pred)));
-    else if (pred(p)) out.push(p);
-  }
-  return out.sort();
-}
+import { treeDigest } from '../core/tree-digest.js';
 
 let codeCache: string | undefined;
 
-/** SHA-256 of the code that computes results: dist JS, SQL, control definitions, reference data, version. */
+/** Where the code fingerprint's file hashes are kept between runs (written by `npm run build`). */
+export const CODE_MEMO = 'dist/code-fingerprint.json';
+
+/**
+ * SHA-256 of the code that computes results: dist JS, SQL, control definitions, reference data.
+ * Computed from the per-file hashes kept in CODE_MEMO, so a run stats the files instead of
+ * hashing them (core/tree-digest.ts); once per process.
+ */
 export async function codeFingerprint(): Promise<string> {
-  if (codeCache) return codeCache;
-  const files = [
-    ...(await walk(repoPath('dist/pipeline'), (p) => p.endsWith('.js'))),
-    ...(await walk(repoPath('dist/manifests'), (p) => p.endsWith('.js'))),
-    ...(await walk(repoPath('sql'), (p) => p.endsWith('.sql'))),
-    ...(await walk(repoPath('controls'), (p) => p.endsWith('.json'))),
-    ...(await walk(repoPath('pipeline/reference'), () => true)),
-  ];
-  const list = [];
-  for (const f of files) list.push([relative(REPO_ROOT, f), (await hashFile(f)).sha256]);
-  codeCache = sha256Hex(canonicalJson(list));
+  codeCache ??= await treeDigest(REPO_ROOT, [
+    { dir: repoPath('dist/pipeline'), include: (p) => p.endsWith('.js') },
+    { dir: repoPath('dist/manifests'), include: (p) => p.endsWith('.js') },
+    { dir: repoPath('sql'), include: (p) => p.endsWith('.sql') },
+    { dir: repoPath('controls'), include: (p) => p.endsWith('.json') },
+    { dir: repoPath('pipeline/reference'), include: () => true },
+  ], repoPath(CODE_MEMO));
   return codeCache;
 }
 

@@ -160,5 +160,9 @@ function notesFor(datasets: readonly DatasetLoad[]): string[] {
     if (d.ignored_files.length) notes.push(`${d.dataset}: files that are not data were ignored: ${d.ignored_files.join(', ')}`);
     if (d.watermark.source === 'derived') notes.push(`${d.dataset}: watermark derived from the data (${d.watermark.value})`);
   }
+  const files = datasets.flatMap((d) => d.files);
+  const cached = files.filter((f) => f.checked === 'cache').length;
+  if (cached) notes.push(`delivery cache: ${cached} of ${files.length} objects read from their earlier check (same bytes, code and rules); the others checked now`);
+  for (const f of files) if (f.cache_refused) notes.push(`delivery cache: the entry of ${f.path} was refused (${f.cache_refused}); the object was checked again`);
   return notes;
 }

@@ -5,13 +5,20 @@
  * (CONTRACT §2–§3). Fault points `extracting` (sources file), `loading` (DuckDB open, nothing
  * read) and `computing` (loaded).
  */
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { datasetsRead } from '../controls/selection.js';
 import { estimateLoadBytes, openEngine } from '../load/engine.js';
+import type { DeliveryCacheConfig } from '../load/delivery-cache.js';
 import { loadSources } from '../load/load.js';
 import { controlFileHashes } from '../publish/fingerprint.js';
 import { labelDatasetLoads, labelQuarantine } from '../sources/postgres/label.js';
 import { timed, type LoadedInputs, type RunContext } from './context.js';
+
+/** The delivery cache of the run's settings: its folder (by default `reckon-cache` beside the scratch folder) and bound; none when off. */
+function cacheConfig(ctx: RunContext): DeliveryCacheConfig | undefined {
+  const c = ctx.req.settings.cache;
+  return c.enabled ? { dir: c.dir ?? join(dirname(ctx.scratch), 'reckon-cache'), maxBytes: c.maxBytes } : undefined;
+}
 
 /** Loads the run's inputs; the engine and connection are kept in `ctx.open` for release. */
 export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
@@ -30,7 +37,7 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   await ctx.fault('loading');
   // Views over checked Parquet files for datasets without derived columns (load/views.ts).
   const { loaded, controlFiles } = await timed(timings, 'load_ms', async () => {
-    const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), { datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready });
+    const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), { datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready, cache: cacheConfig(ctx) });
     // Database extracts load while the next ones are read; every snapshot has committed here.
     await located.settled;
     // Tables in a DuckDB file: write what the load left in memory (added columns, collapsed
@@ -41,5 +48,8 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
     return { loaded: labelled, controlFiles: located.remote ? {} : await controlFileHashes(located.root) };
   });
   await ctx.fault('computing');
+  for (const f of loaded.datasets.flatMap((d) => d.files)) {
+    if (f.cache_refused) ctx.logger.warn(`delivery cache entry of ${f.path} refused and the file checked again: ${f.cache_refused}`, { phase: 'load', file: f.path });
+  }
   return { located, loaded, loads: new Map(loaded.datasets.map((d) => [d.dataset, d])), controlFiles, engine, conn };
 }
