@@ -47,6 +47,12 @@ export const CACHE_FORMAT = 1;
 export interface DeliveryCacheConfig {
   readonly dir: string;
   readonly maxBytes: number;
+  /**
+   * The loader's version in the key. Default: the digest of the loader's code as it runs (core,
+   * contract, sources, load), the reference tables and the lockfile, so any change of them is a
+   * miss. Tests set it to stand for a change of code.
+   */
+  readonly loader?: string;
 }
 
 /** Per file, what decides the checked result besides the code and configuration. */
@@ -162,7 +168,7 @@ export class DeliveryCache {
     } catch { return undefined; }
     const [version] = (await conn.runAndReadAll('SELECT library_version || \'-\' || source_id FROM pragma_version()')).getRows()[0];
     const environment = {
-      format: CACHE_FORMAT, loader: await loaderDigest(config.dir), rules: JSON.parse(canonicalJson(rules)) as unknown,
+      format: CACHE_FORMAT, loader: config.loader ?? await loaderDigest(config.dir), rules: JSON.parse(canonicalJson(rules)) as unknown,
       currency_table: currencyTable().sha256, duckdb: String(version), node: process.version, tz: process.versions.tz ?? null,
     };
     return new DeliveryCache(config, environment, scratch);

@@ -1,0 +1,207 @@
+/**
+ * Issue 20: the delivery cache (pipeline/load/delivery-cache.ts). A file's check is kept by
+ * content and read back by later runs; the results must not depend on it. Runs go through the
+ * real CLI (in process, or spawned for the concurrent pair) on the bundled sample day plus files
+ * with quarantined records (plain CSV handed back to JS, a Parquet file of a view dataset with
+ * records the SQL hands back, one JS accepts and one it quarantines), a duplicate delivery across
+ * files and an extra column, so every part of a kept check is exercised.
+ */
+import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { defaultConfig } from '../pipeline/config/config.js';
+import { loadSources, type LoadResult } from '../pipeline/load/load.js';
+import { treeDigest } from '../pipeline/core/tree-digest.js';
+import { ROOT, reckon, reckonAsync, reckonIn, scratchDir, type CliResult } from './helpers/cli.js';
+
+const tmp = scratchDir('reckon-cache-test-');
+const SOURCES = join(tmp.dir, 'sources');
+const DATE = '2026-11-02';
+
+beforeAll(async () => {
+  cpSync(join(ROOT, 'fixtures', 'sample-day', 'sources'), SOURCES, { recursive: true });
+  const orders = readFileSync(join(SOURCES, 'orders', 'part-00001.csv'), 'utf8').split('\n');
+  // Plain CSV (the fast path), an extra column, bad records handed back to JS, a duplicate delivery.
+  writeFileSync(join(SOURCES, 'orders', 'late-00001.csv'), [
+    `${orders[0]},note`,
+    `${orders[1]},again`,
+    '2026-11-02T10:00:00Z,ORD-X1,1,C-X1,ACC-000001,LU-FUND,BUY,-5,ACCEPTED,2026-11-02T10:00:00Z,2026-11-02T10:00:01Z,bad qty',
+    '2026-11-02T10:00:00,ORD-X2,1,C-X2,ACC-000001,LU-FUND,BUY,5,ACCEPTED,2026-11-02T10:00:00Z,2026-11-02T10:00:01Z,no zone',
+  ].join('\n') + '\n');
+  // A Parquet file of a view dataset: one record the SQL hands back and JS accepts (a non-ASCII
+  // id), one JS quarantines (an id with a leading space), one taken by the SQL.
+  const db = await DuckDBInstance.create(':memory:');
+  const conn = await db.connect();
+  await conn.run(`COPY (SELECT * FROM (VALUES
+      (TIMESTAMPTZ '2026-11-02 09:00:00+00', 'INT-ÄX1', 'ORD-000001', 'fill-v3', 'EMAIL', true, TIMESTAMPTZ '2026-11-03 09:00:00+00'),
+      (TIMESTAMPTZ '2026-11-02 09:00:00+00', ' INT-X2', 'ORD-000001', 'fill-v3', 'EMAIL', true, TIMESTAMPTZ '2026-11-03 09:00:00+00'),
+      (TIMESTAMPTZ '2026-11-02 09:00:00+00', 'INT-X3', 'ORD-000001', 'fill-v3', 'SMS', false, TIMESTAMPTZ '2026-11-03 09:00:00+00'))
+    t(created_at, intent_id, authority_ref, template_version, channel, required, expires_at))
+    TO '${join(SOURCES, 'notification_intents', 'extra-00001.parquet')}' (FORMAT parquet)`);
+  conn.closeSync();
+  db.closeSync();
+});
+afterAll(() => tmp.cleanup());
+
+/** One run of the sample day with these settings; returns the CLI result and the manifest. */
+async function run(name: string, env: Record<string, string>, extra: string[] = []): Promise<{ cli: CliResult; manifest: any }> {
+  const cli = await reckonIn(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, `store-${name}`), '--json', '--quiet', ...extra], { env });
+  expect(cli.json?.manifest, cli.stderr).toBeDefined();
+  return { cli, manifest: JSON.parse(readFileSync(cli.json.manifest.path, 'utf8')) };
+}
+
+const objects = (m: any) => Object.values(m.sources.datasets).flatMap((d: any) => d.objects) as any[];
+const checkedBy = (m: any) => Object.fromEntries(objects(m).map((o) => [o.path, o.checked]));
+/** What a run read, without how (checked now or from the cache) and without the cache's own note. */
+function reading(m: any) {
+  const datasets = Object.fromEntries(Object.entries(m.sources.datasets).map(([k, d]: [string, any]) => [k, {
+    ...d, objects: d.objects.map(({ checked: _c, cache_refused: _r, ...o }: any) => o),
+  }]));
+  return { datasets, quarantine: m.quarantine, cutoff_mappings: m.cutoff_mappings, notes: m.notes.filter((n: string) => !n.startsWith('delivery cache')), results: m.results };
+}
+
+describe('the delivery cache', () => {
+  const cacheDir = join(tmp.dir, 'cache');
+  let off: { cli: CliResult; manifest: any };
+  let miss: { cli: CliResult; manifest: any };
+  let hit: { cli: CliResult; manifest: any };
+
+  beforeAll(async () => {
+    off = await run('off', { RECKON_CACHE: 'off' });
+    miss = await run('miss', { RECKON_CACHE_DIR: cacheDir });
+    hit = await run('hit', { RECKON_CACHE_DIR: cacheDir });
+  });
+
+  it('gives byte-identical results digests and quarantine entries on a miss and on a hit', () => {
+    expect(off.cli.code).toBe(3);
+    expect(off.manifest.quarantine.count).toBe(3);
+    expect(off.manifest.quarantine.entries.map((e: any) => [e.file, e.row, e.rule])).toEqual([
+      ['orders/late-00001.csv', 2, 'range_positive'], ['orders/late-00001.csv', 3, 'timestamp_without_zone'], ['notification_intents/extra-00001.parquet', 2, 'id_whitespace'],
+    ]);
+    expect(new Set(Object.values(checkedBy(off.manifest)))).toEqual(new Set(['now']));
+    expect(new Set(Object.values(checkedBy(miss.manifest)))).toEqual(new Set(['now']));
+    expect(new Set(Object.values(checkedBy(hit.manifest)))).toEqual(new Set(['cache']));
+    for (const r of [miss, hit]) {
+      expect(r.cli.json.results_digest).toBe(off.cli.json.results_digest);
+      expect(JSON.stringify(r.manifest.quarantine)).toBe(JSON.stringify(off.manifest.quarantine));
+      expect(reading(r.manifest)).toEqual(reading(off.manifest));
+    }
+    // What the hit read beside the checks: duplicate deliveries (one across files), the extra column.
+    const d = hit.manifest.sources.datasets;
+    expect([d.orders.duplicates > 0, d.orders.extra_columns]).toEqual([true, ['note']]);
+    expect(d.notification_intents.objects.find((o: any) => o.path.endsWith('extra-00001.parquet'))).toMatchObject({ rows: 3, loaded: 2, quarantined: 1 });
+    expect(hit.manifest.notes).toContain(`delivery cache: ${objects(hit.manifest).length} of ${objects(hit.manifest).length} objects read from their earlier check (same bytes, code and rules); the others checked now`);
+    expect(hit.manifest.cutoff_mappings.length).toBeGreaterThan(0);
+  });
+
+  it('detects an edited entry, checks the file again, reports it, and replaces the entry', async () => {
+    const entries = join(cacheDir, 'entries');
+    const bodies = readdirSync(entries).map((k) => ({ k, doc: JSON.parse(readFileSync(join(entries, k, 'entry.json'), 'utf8')) }));
+    // One entry's typed records rewritten (same size, one byte changed), another's body edited without its digest.
+    const rowsEntry = bodies.find((b) => b.doc.body.data.rows && b.doc.body.key_parts.file.dataset === 'orders' && b.doc.body.entries.length > 0)!;
+    const rowsFile = join(entries, rowsEntry.k, 'rows.parquet');
+    const bytes = readFileSync(rowsFile);
+    bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+    writeFileSync(rowsFile, bytes);
+    const bodyEntry = bodies.find((b) => b.doc.body.key_parts.file.dataset === 'notification_intents' && b.doc.body.kind === 'view' && b.doc.body.entries.length > 0)!;
+    bodyEntry.doc.body.entries = [];
+    writeFileSync(join(entries, bodyEntry.k, 'entry.json'), JSON.stringify(bodyEntry.doc));
+
+    const edited = await run('edited', { RECKON_CACHE_DIR: cacheDir });
+    expect(edited.cli.json.results_digest).toBe(off.cli.json.results_digest);
+    expect(JSON.stringify(edited.manifest.quarantine)).toBe(JSON.stringify(off.manifest.quarantine));
+    const refused = objects(edited.manifest).filter((o) => o.cache_refused).map((o) => [o.path, o.checked, o.cache_refused.replace(/\(SHA-256 .*\)/, '(…)')]);
+    expect(refused, JSON.stringify(refused)).toEqual([
+      ['notification_intents/extra-00001.parquet', 'now', 'entry.json does not match its own SHA-256'],
+      ['orders/late-00001.csv', 'now', 'rows.parquet differs from its entry (…)'],
+    ]);
+    expect(edited.manifest.notes).toContain('delivery cache: the entry of orders/late-00001.csv was refused (' + objects(edited.manifest).find((o) => o.path === 'orders/late-00001.csv').cache_refused + '); the object was checked again');
+    expect(edited.cli.stderr).toMatch(/delivery cache entry of orders\/late-00001.csv refused and the file checked again/);
+    // The refused entries were replaced by fresh ones: the next run reads every object from the cache.
+    const again = await run('again', { RECKON_CACHE_DIR: cacheDir });
+    expect(new Set(Object.values(checkedBy(again.manifest)))).toEqual(new Set(['cache']));
+    expect(again.cli.json.results_digest).toBe(off.cli.json.results_digest);
+  });
+
+  it('misses when the rounding mode changes (every object is checked again under the new rules)', async () => {
+    const config = join(tmp.dir, 'half-up.json');
+    writeFileSync(config, JSON.stringify({ rounding_mode: 'HALF_UP' }));
+    const halfUp = await run('half-up', { RECKON_CACHE_DIR: cacheDir }, ['--config', config]);
+    expect(new Set(Object.values(checkedBy(halfUp.manifest)))).toEqual(new Set(['now']));
+    const again = await run('half-up-again', { RECKON_CACHE_DIR: cacheDir }, ['--config', config]);
+    expect(new Set(Object.values(checkedBy(again.manifest)))).toEqual(new Set(['cache']));
+    expect(again.cli.json.results_digest).toBe(halfUp.cli.json.results_digest);
+  });
+});
+
+describe('the delivery cache shared by two runs at once', () => {
+  it('is not corrupted: both runs agree, and a third reads every object from it', async () => {
+    const cacheDir = join(tmp.dir, 'shared-cache');
+    const both = await Promise.all(['a', 'b'].map((name) => new Promise<{ code: number; out: string; err: string }>((resolve) => {
+      const child = reckonAsync(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, `store-concurrent-${name}`), '--json', '--quiet'], { env: { RECKON_CACHE_DIR: cacheDir } });
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (b) => { out += b; });
+      child.stderr!.on('data', (b) => { err += b; });
+      child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
+    })));
+    const digests = both.map((r) => { expect(r.code, r.err).toBe(3); return JSON.parse(r.out).results_digest; });
+    expect(digests[0]).toBe(digests[1]);
+    // Spawned too: the CLI from dist/ has another loader digest than the code vitest runs.
+    const third = reckon(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, 'store-concurrent-c'), '--json', '--quiet'], { env: { RECKON_CACHE_DIR: cacheDir } });
+    expect(third.json.results_digest).toBe(digests[0]);
+    expect(objects(JSON.parse(readFileSync(third.json.manifest.path, 'utf8'))).filter((o) => o.checked !== 'cache' || o.cache_refused)).toEqual([]);
+    // Nothing left half written: every entry is a folder with its body, nothing in tmp/.
+    for (const k of readdirSync(join(cacheDir, 'entries'))) expect(statSync(join(cacheDir, 'entries', k, 'entry.json')).isFile()).toBe(true);
+    expect(readdirSync(join(cacheDir, 'tmp'))).toEqual([]);
+  });
+});
+
+describe('the delivery cache key and bound', () => {
+  async function load(cache: { dir: string; maxBytes: number; loader?: string }): Promise<LoadResult> {
+    const db = await DuckDBInstance.create(':memory:', { threads: '2', preserve_insertion_order: 'false' });
+    const conn = await db.connect();
+    try {
+      await conn.run(`SET TimeZone = 'UTC'`);
+      return await loadSources(conn, SOURCES, defaultConfig().config, join(tmp.dir, `links-${Math.random().toString(36).slice(2)}`), { views: true, cache, datasets: ['orders', 'executions', 'notification_intents'] });
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+  }
+  const how = (l: LoadResult) => l.datasets.flatMap((d) => d.files.map((f) => f.checked));
+
+  it('misses when the loader version changes', async () => {
+    const dir = join(tmp.dir, 'loader-cache');
+    expect(new Set(how(await load({ dir, maxBytes: 1e9, loader: 'v-a' })))).toEqual(new Set(['now']));
+    expect(new Set(how(await load({ dir, maxBytes: 1e9, loader: 'v-a' })))).toEqual(new Set(['cache']));
+    expect(new Set(how(await load({ dir, maxBytes: 1e9, loader: 'v-b' })))).toEqual(new Set(['now']));
+  });
+
+  it('stays within its size bound, removing the least recently used entries', async () => {
+    const dir = join(tmp.dir, 'small-cache');
+    const bound = 12_000;
+    await load({ dir, maxBytes: bound, loader: 'v-a' });
+    const sizes = readdirSync(join(dir, 'entries')).map((k) => readdirSync(join(dir, 'entries', k)).reduce((a, f) => a + statSync(join(dir, 'entries', k, f)).size, 0));
+    expect(sizes.length).toBeGreaterThan(0);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(bound);
+    // What was kept is still read back, the rest checked again.
+    expect(how(await load({ dir, maxBytes: bound, loader: 'v-a' }))).toContain('cache');
+  });
+
+  it('the loader digest follows the code: an edited file changes it, the memo is only a shortcut', async () => {
+    const tree = join(tmp.dir, 'tree');
+    mkdirSync(tree, { recursive: true });
+    writeFileSync(join(tree, 'a.ts'), 'export const a = 1;\n');
+    writeFileSync(join(tree, 'b.ts'), 'export const b = 2;\n');
+    const spec = [{ dir: tree, include: (p: string) => p.endsWith('.ts') }];
+    const memo = join(tmp.dir, 'tree-memo.json');
+    const first = await treeDigest(tree, spec, memo);
+    expect(await treeDigest(tree, spec, memo)).toBe(first);
+    writeFileSync(join(tree, 'b.ts'), 'export const b = 3;\n');
+    const second = await treeDigest(tree, spec, memo);
+    expect(second).not.toBe(first);
+    expect(await treeDigest(tree, spec, join(tmp.dir, 'no-memo.json'))).toBe(second);
+  });
+});
