@@ -1,31 +1,91 @@
 /**
- * `npm run bench` (issue 5): for each size and format, measures `reckon run --all` on a generated
- * day (wall time, rows per second, peak RSS) beside DuckDB's raw scan of the same files (the
- * floor), DuckDB's scan that reads every value once (what any run that checks every value must at
- * least read) and, at the smallest size in CSV, the naive baseline (RC03 in plain Node streams with
- * decimal.js) against `reckon run --control RC03` on the same CSV files and on the Parquet day.
- * Ratios, not absolute times, are the claims. Each measurement is kept as
- * `BENCH_DIR/result-<orders>-<format>.json` (with the commit measured), so sizes can be measured
- * in separate sittings; BENCHMARKS.md is written from every result kept there. Environment:
- *   BENCH_SIZES=1000000,10000000   orders per generated day
- *   BENCH_FORMATS=parquet,csv
- *   BENCH_DIR=/work/bench           where generated days and results are kept between runs
+ * `npm run bench -- [sample] [SIZE…] [--formats parquet,csv] [--dir DIR] [--report-only]`
+ * (issues 5 and 20). For each size (orders per generated day) and format, in one sitting on the
+ * same generated day:
+ *
+ *   - `reckon run --all`, first run (an empty delivery cache) and rerun unchanged (every file's
+ *     check read from the cache): wall time, peak RSS, the manifest's phases;
+ *   - the hand-written SQL peer, `../shared/bench/peer-sql.mjs` (run, never copied; BENCH_PEER
+ *     names another path), which validates nothing;
+ *   - DuckDB's scans of the same files (scripts/raw-scan.ts): the floor (row counts and numeric
+ *     sums) and the every-column scan (every value read once);
+ *   - Parquet: an intraday window after one new delivery of 1/96 of the day: the day split into a
+ *     file of 95/96 of each dataset's records (checked in an earlier window, so in the cache) and a
+ *     new file of the rest, then the window run again;
+ *   - `sample`: the bundled sample day, `node bin/reckon.js run`, with an empty and a warm cache.
+ *
+ * At the smallest CSV size, also the naive baseline (RC03 in plain Node streams with decimal.js)
+ * against `reckon run --control RC03`. Ratios, not absolute times, are the claims. Each result is
+ * kept as `DIR/result-<orders>-<format>.json` (with the commit measured), so sizes can be measured
+ * in separate sittings (the 1M and 10M rows on a quiet machine); BENCHMARKS.md is written from
+ * every result kept there. Environment: BENCH_SIZES, BENCH_FORMATS, BENCH_DIR (defaults for the
+ * arguments: 1000000,10000000; parquet,csv; /work/bench).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { repoPath } from '../pipeline/core/paths.js';
 import { DUCKDB_MEMORY_LIMIT } from '../pipeline/load/engine.js';
 import { BENCH_DATE, ensureDay as ensureDayIn, timed, type Timed } from './bench-day.js';
 import type { PostgresResult } from './bench-postgres.js';
 
-const sizes = (process.env.BENCH_SIZES ?? '1000000,10000000').split(',').map(Number);
-const formats = (process.env.BENCH_FORMATS ?? 'parquet,csv').split(',');
-const benchDir = process.env.BENCH_DIR ?? '/work/bench';
-const DATE = BENCH_DATE;
+interface Args { sizes: (number | 'sample')[]; formats: string[]; dir: string; reportOnly: boolean }
 
-const ensureDay = (n: number, fmt: string) => ensureDayIn(benchDir, n, fmt);
+function args(argv: string[]): Args {
+  const flag = (name: string) => { const i = argv.indexOf(name); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
+  const formats = (flag('--formats') ?? process.env.BENCH_FORMATS ?? 'parquet,csv').split(',');
+  const dir = resolve(flag('--dir') ?? process.env.BENCH_DIR ?? '/work/bench');
+  const reportOnly = argv.includes('--report-only') || process.env.BENCH_REPORT_ONLY === '1';
+  const rest = argv.filter((a) => !a.startsWith('--'));
+  const sizes = (rest.length ? rest : (process.env.BENCH_SIZES ?? '1000000,10000000').split(',')).map((s) => (s === 'sample' ? 'sample' as const : Number(s)));
+  for (const s of sizes) if (s !== 'sample' && !(Number.isInteger(s) && s > 0)) throw new Error(`bench: a size is a number of orders or 'sample', not ${s}`);
+  return { sizes, formats, dir, reportOnly };
+}
+
+const opts = args(process.argv.slice(2));
+const DATE = BENCH_DATE;
+const WINDOW = ['2026-11-02T00:00:00Z', '2026-11-03T00:00:00Z'] as const;
+const node = process.execPath;
+const PEER = resolve(process.env.BENCH_PEER ?? repoPath('../shared/bench/peer-sql.mjs'));
+mkdirSync(opts.dir, { recursive: true });
+
+const slim = (t: Timed): Timed => ({ ...t, stdout: '', stderr: '' });
+const ensureDay = (n: number, fmt: string) => ensureDayIn(opts.dir, n, fmt);
+
+/**
+ * The day of `dir` as an intraday schedule sees it after one more delivery: per dataset, its
+ * records split by record number into `part-a` (95 in 96: delivered before) and `part-b` (1 in
+ * 96: the new delivery), Parquet written by DuckDB with the columns' types kept; side files copied.
+ */
+function splitDay(dir: string): { before: string; after: string } {
+  const root = `${dir}-split`;
+  const before = join(root, 'before');
+  const after = join(root, 'after');
+  if (existsSync(join(after, '_done'))) return { before, after };
+  rmSync(root, { recursive: true, force: true });
+  const script = `
+    const { DuckDBInstance } = await import(${JSON.stringify(repoPath('node_modules/@duckdb/node-api/lib/index.js'))});
+    const fs = await import('node:fs'); const path = await import('node:path');
+    const [dir, before, after] = ${JSON.stringify([dir, before, after])};
+    const db = await DuckDBInstance.create(':memory:', { threads: '2' }); const c = await db.connect();
+    for (const ds of fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name)) {
+      for (const out of [before, after]) fs.mkdirSync(path.join(out, ds), { recursive: true });
+      const files = fs.readdirSync(path.join(dir, ds));
+      for (const f of files.filter((f) => f.startsWith('_'))) for (const out of [before, after]) fs.copyFileSync(path.join(dir, ds, f), path.join(out, ds, f));
+      const data = files.filter((f) => f.endsWith('.parquet')).map((f) => "'" + path.join(dir, ds, f).replaceAll("'", "''") + "'");
+      if (!data.length) continue;
+      const src = 'read_parquet([' + data.join(', ') + '], file_row_number = true)';
+      const a = path.join(before, ds, 'part-a.parquet');
+      await c.run("COPY (SELECT * EXCLUDE (file_row_number) FROM " + src + " WHERE file_row_number % 96 <> 95 ORDER BY file_row_number) TO '" + a + "' (FORMAT parquet)");
+      fs.linkSync(a, path.join(after, ds, 'part-a.parquet'));
+      await c.run("COPY (SELECT * EXCLUDE (file_row_number) FROM " + src + " WHERE file_row_number % 96 = 95 ORDER BY file_row_number) TO '" + path.join(after, ds, 'part-b.parquet') + "' (FORMAT parquet)");
+    }
+    fs.writeFileSync(path.join(after, '_done'), '');
+  `;
+  execFileSync(node, ['--input-type=module', '-e', script], { stdio: 'inherit', cwd: repoPath('.') });
+  return { before, after };
+}
 
 function bytesOf(dir: string): number {
   let total = 0;
@@ -36,114 +96,203 @@ function bytesOf(dir: string): number {
   return total;
 }
 
-interface Row { orders: number; format: string; rows: number; bytes: number; run: Timed; floor: Timed; values?: Timed; statuses: string; timings: Record<string, number>; commit: string; measured_at: string }
-interface Failed { orders: number; format: string; exit_code: number; error: string; wall_s: number; peak_rss_mib: number; floor?: Timed; commit: string; measured_at: string }
+interface RunPart { run: Timed; digest: string; timings: Record<string, number>; statuses: string; rows: number; checked: Record<string, number> }
+
+/** One `reckon run --all` of `dir` into a fresh store, with the delivery cache in `cache`. */
+function reckonRun(dir: string, cache: string, extra: string[] = []): RunPart | { failed: Timed; error: string } {
+  const store = mkdtempSync(join(tmpdir(), 'reckon-bench-store-'));
+  try {
+    const run = timed(['bin/reckon.js', 'run', '--date', DATE, '--all', '--sources', dir, '--store', store, '--quiet', '--json', ...extra], { RECKON_CACHE_DIR: cache });
+    const doc = JSON.parse(run.stdout || '{}');
+    if (!doc.manifest) return { failed: slim(run), error: String(doc.error?.message ?? run.stderr.slice(-500)).split('\n')[0] };
+    const manifest = JSON.parse(readFileSync(doc.manifest.path, 'utf8'));
+    const datasets = Object.values(manifest.sources.datasets) as { records_read: number; objects: { checked?: string }[] }[];
+    const checked: Record<string, number> = {};
+    for (const o of datasets.flatMap((d) => d.objects)) checked[o.checked ?? 'now'] = (checked[o.checked ?? 'now'] ?? 0) + 1;
+    return {
+      run: slim(run), digest: doc.results_digest, timings: manifest.timings_ms, checked,
+      statuses: doc.controls.map((c: { control_id: string; status: string }) => `${c.control_id} ${c.status}`).join(', '),
+      rows: datasets.reduce((a, d) => a + d.records_read, 0),
+    };
+  } finally {
+    rmSync(store, { recursive: true, force: true });
+  }
+}
+
+interface Row {
+  orders: number; format: string; rows: number; bytes: number; commit: string; measured_at: string; load_avg: number[];
+  first: RunPart; rerun?: RunPart; intraday?: RunPart & { before: RunPart }; peer?: Timed; floor: Timed; values: Timed;
+}
+interface Failed { orders: number; format: string; exit_code: number; error: string; wall_s: number; peak_rss_mib: number; commit: string; measured_at: string }
 interface Naive { orders: number; naive: Timed; reckon: Timed; reckonParquet?: Timed; commit: string }
+interface Sample { commit: string; measured_at: string; load_avg: number[]; cold: RunPart; warm: RunPart[] }
+
 let commit = 'unknown';
 try { commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', cwd: repoPath('.') }).trim(); } catch { /* not a clone */ }
-const slim = (t: Timed): Timed => ({ ...t, stdout: '', stderr: '' });
+const loadAvg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
+const isRun = (r: RunPart | { failed: Timed }): r is RunPart => 'digest' in r;
 
-// BENCH_REPORT_ONLY=1 rewrites BENCHMARKS.md from the results kept, measuring nothing.
-for (const n of process.env.BENCH_REPORT_ONLY === '1' ? [] : sizes) {
-  for (const fmt of formats) {
-    const dir = ensureDay(n, fmt);
+function measureSample(): void {
+  const cache = mkdtempSync(join(tmpdir(), 'reckon-bench-cache-'));
+  const sources = repoPath('fixtures/sample-day/sources');
+  try {
+    const cold = reckonRun(sources, cache);
+    const warm = [1, 2, 3].map(() => reckonRun(sources, cache));
+    if (!isRun(cold) || !warm.every(isRun)) throw new Error('bench: the sample day failed');
+    const s: Sample = { commit, measured_at: new Date().toISOString(), load_avg: loadAvg(), cold, warm: warm as RunPart[] };
+    writeFileSync(join(opts.dir, 'result-sample.json'), JSON.stringify(s, null, 2));
+    process.stderr.write(`sample day: ${cold.run.wall_s} s cold, ${warm.map((w) => (w as RunPart).run.wall_s).join(' / ')} s warm\n`);
+  } finally {
+    rmSync(cache, { recursive: true, force: true });
+  }
+}
+
+function measure(n: number, fmt: string): void {
+  const dir = ensureDay(n, fmt);
+  const cache = mkdtempSync(join(tmpdir(), 'reckon-bench-cache-'));
+  try {
     const floor = timed(['dist/scripts/raw-scan.js', dir, fmt]);
     const values = timed(['dist/scripts/raw-scan.js', dir, fmt, 'values']);
-    const store = mkdtempSync(join(tmpdir(), 'reckon-bench-store-'));
-    const run = timed(['bin/reckon.js', 'run', '--date', DATE, '--all', '--sources', dir, '--store', store, '--quiet', '--json']);
-    const doc = JSON.parse(run.stdout);
-    if (!doc.manifest) {
-      // A run that fails is a result too: say so and keep going with the other sizes.
-      process.stderr.write(`${n} ${fmt}: reckon run failed (exit ${run.code}): ${JSON.stringify(doc.error ?? doc).slice(0, 2000)}\n${run.stderr.slice(-4000)}\n`);
-      const failed: Failed = { orders: n, format: fmt, exit_code: run.code, error: String(doc.error?.message ?? 'no manifest').split('\n')[0], wall_s: run.wall_s, peak_rss_mib: run.peak_rss_mib, floor: slim(floor), commit, measured_at: new Date().toISOString() };
-      writeFileSync(join(benchDir, `failed-${n}-${fmt}.json`), JSON.stringify(failed, null, 2));
-      rmSync(store, { recursive: true, force: true });
-      continue;
+    const peer = existsSync(PEER) ? timed([PEER, dir, ...WINDOW, join(opts.dir, `peer-${n}-${fmt}.json`)]) : undefined;
+    const first = reckonRun(dir, cache);
+    if (!isRun(first)) {
+      process.stderr.write(`${n} ${fmt}: reckon run failed (exit ${first.failed.code}): ${first.error}\n`);
+      const failed: Failed = { orders: n, format: fmt, exit_code: first.failed.code, error: first.error, wall_s: first.failed.wall_s, peak_rss_mib: first.failed.peak_rss_mib, commit, measured_at: new Date().toISOString() };
+      writeFileSync(join(opts.dir, `failed-${n}-${fmt}.json`), JSON.stringify(failed, null, 2));
+      return;
     }
-    const manifest = JSON.parse(readFileSync(doc.manifest.path, 'utf8'));
-    const rows = Object.values(manifest.sources.datasets as Record<string, { records_read: number }>).reduce((a, d) => a + d.records_read, 0);
-    rmSync(join(benchDir, `failed-${n}-${fmt}.json`), { force: true });
-    const row: Row = { orders: n, format: fmt, rows, bytes: bytesOf(dir), run: slim(run), floor: slim(floor), values: slim(values), statuses: doc.controls.map((c: { control_id: string; status: string }) => `${c.control_id} ${c.status}`).join(', '), timings: manifest.timings_ms, commit, measured_at: new Date().toISOString() };
-    writeFileSync(join(benchDir, `result-${n}-${fmt}.json`), JSON.stringify(row, null, 2));
-    if (n === Math.min(...sizes) && fmt === 'csv') {
-      const naiveRun = timed(['dist/scripts/naive-rc03.js', dir, `${DATE}T00:00:00Z`, '2026-11-03T00:00:00Z']);
-      const rc03 = timed(['bin/reckon.js', 'run', '--date', DATE, '--control', 'RC03', '--sources', dir, '--store', join(store, 'rc03'), '--quiet', '--json']);
-      const parquetDay = join(benchDir, `day-${n}-parquet`);
-      const rc03p = existsSync(join(parquetDay, '_expected.json'))
-        ? timed(['bin/reckon.js', 'run', '--date', DATE, '--control', 'RC03', '--sources', parquetDay, '--store', join(store, 'rc03p'), '--quiet', '--json'])
-        : undefined;
-      const naive: Naive = { orders: n, naive: slim(naiveRun), reckon: slim(rc03), ...(rc03p ? { reckonParquet: slim(rc03p) } : {}), commit };
-      writeFileSync(join(benchDir, 'result-naive.json'), JSON.stringify(naive, null, 2));
+    rmSync(join(opts.dir, `failed-${n}-${fmt}.json`), { force: true });
+    const rerun = reckonRun(dir, cache);
+    let intraday: Row['intraday'];
+    if (fmt === 'parquet') {
+      const split = splitDay(dir);
+      const before = reckonRun(split.before, cache);
+      const after = reckonRun(split.after, cache);
+      if (isRun(before) && isRun(after)) intraday = { ...after, before };
     }
-    rmSync(store, { recursive: true, force: true });
-    process.stderr.write(`${n} ${fmt}: reckon ${run.wall_s} s, floor ${floor.wall_s} s\n`);
+    const row: Row = {
+      orders: n, format: fmt, rows: first.rows, bytes: bytesOf(dir), commit, measured_at: new Date().toISOString(), load_avg: loadAvg(),
+      first, ...(isRun(rerun) ? { rerun } : {}), ...(intraday ? { intraday } : {}), ...(peer ? { peer: slim(peer) } : {}), floor: slim(floor), values: slim(values),
+    };
+    writeFileSync(join(opts.dir, `result-${n}-${fmt}.json`), JSON.stringify(row, null, 2));
+    if (fmt === 'csv' && n === Math.min(...opts.sizes.filter((s): s is number => s !== 'sample'))) measureNaive(n, dir);
+    process.stderr.write(`${n} ${fmt}: reckon ${first.run.wall_s} s first, ${isRun(rerun) ? rerun.run.wall_s : '—'} s rerun; peer ${peer?.wall_s ?? '—'} s; scan ${values.wall_s} s\n`);
+  } finally {
+    rmSync(cache, { recursive: true, force: true });
   }
 }
 
-// Every result kept in BENCH_DIR, smallest first, Parquet before CSV.
-const results: Row[] = readdirSync(benchDir).filter((f) => /^result-[0-9]+-(csv|parquet)\.json$/.test(f))
-  .map((f) => JSON.parse(readFileSync(join(benchDir, f), 'utf8')) as Row)
-  .sort((a, b) => a.orders - b.orders || (a.format === 'parquet' ? -1 : 1));
-const naive: Naive | undefined = existsSync(join(benchDir, 'result-naive.json')) ? JSON.parse(readFileSync(join(benchDir, 'result-naive.json'), 'utf8')) as Naive : undefined;
-const failures: Failed[] = readdirSync(benchDir).filter((f) => /^failed-[0-9]+-(csv|parquet)\.json$/.test(f))
-  .map((f) => JSON.parse(readFileSync(join(benchDir, f), 'utf8')) as Failed);
-const allSizes = [...new Set(results.map((r) => r.orders))];
-const allFormats = [...new Set(results.map((r) => r.format))];
-const cpu = cpus()[0]?.model ?? 'unknown';
-const duckdbVersion = JSON.parse(readFileSync(repoPath('node_modules/@duckdb/node-api/package.json'), 'utf8')).version;
-let kernel = '';
-try { kernel = execFileSync('uname', ['-sr'], { encoding: 'utf8' }).trim(); } catch { /* ignore */ }
-const f1 = (x: number) => x.toFixed(1);
-const lines = [
-  '# Benchmarks',
-  '',
-  `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Machine: ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${kernel}, Node ${process.version}, DuckDB ${duckdbVersion} (threads 2, memory_limit ${DUCKDB_MEMORY_LIMIT}, spilling to a temp folder). Data: \`reckon generate --orders N --date ${DATE} --seed 1\` (every difference kind injected). Ratios, not absolute times, are the claims; the machine may have been shared.`,
-  '',
-  '| orders | format | input rows | input MiB | reckon run --all (s) | rows/s | peak RSS (MiB) | raw scan floor (s) | floor peak RSS (MiB) | reckon ÷ floor | every-value scan (s) | reckon ÷ every-value scan | commit |',
-  '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
-  ...results.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.format} | ${r.rows.toLocaleString('en')} | ${f1(r.bytes / 2 ** 20)} | ${f1(r.run.wall_s)} | ${Math.round(r.rows / r.run.wall_s).toLocaleString('en')} | ${r.run.peak_rss_mib} | ${f1(r.floor.wall_s)} | ${r.floor.peak_rss_mib} | ${f1(r.run.wall_s / r.floor.wall_s)}× | ${r.values ? f1(r.values.wall_s) : '—'} | ${r.values ? `${f1(r.run.wall_s / r.values.wall_s)}×` : '—'} | ${r.commit} |`),
-  ...(failures.length ? ['', '**Runs that failed** (no manifest; kept here, not hidden):', '', ...failures.map((f) => `- ${f.orders.toLocaleString('en')} ${f.format} at ${f.commit}: exit ${f.exit_code} after ${f1(f.wall_s)} s, peak RSS ${f.peak_rss_mib} MiB: ${f.error}${f.floor ? ` (floor ${f1(f.floor.wall_s)} s)` : ''}.`)] : []),
-  '',
-  '## Phases (ms, from each run\'s manifest `timings_ms`)',
-  '',
-  ...results.map((r) => `- ${r.orders.toLocaleString('en')} ${r.format}: ${Object.entries(r.timings).map(([k, v]) => `${k} ${v}`).join(', ')}; statuses: ${r.statuses}`),
-  '',
-  '## Claims',
-  '',
-];
-for (const fmt of allFormats) {
-  const small = results.find((r) => r.format === fmt && r.orders === Math.min(...allSizes));
-  const big = results.find((r) => r.format === fmt && r.orders === Math.max(...allSizes));
-  if (small && big && small !== big) lines.push(`- ${fmt}: time from ${small.orders.toLocaleString('en')} to ${big.orders.toLocaleString('en')} orders grows ${f1(big.run.wall_s / small.run.wall_s)}× for ${f1(big.orders / small.orders)}× the orders (target ≤ 11×); peak RSS ${big.run.peak_rss_mib} MiB at ${big.orders.toLocaleString('en')} (target ≤ 4096).`);
-  for (const r of results.filter((x) => x.format === fmt)) {
-    const values = r.values ? `; reading every value once takes ${f1(r.values.wall_s)} s, ${f1(r.values.wall_s / r.floor.wall_s)}× the floor, and the run is ${f1(r.run.wall_s / r.values.wall_s)}× that` : '';
-    lines.push(`- ${fmt} ${r.orders.toLocaleString('en')}: full RC01–RC06 is ${f1(r.run.wall_s / r.floor.wall_s)}× the raw-scan floor (target ≤ 4× on Parquet at 10M)${values}.`);
+function measureNaive(n: number, dir: string): void {
+  const store = mkdtempSync(join(tmpdir(), 'reckon-bench-store-'));
+  try {
+    const naiveRun = timed(['dist/scripts/naive-rc03.js', dir, ...WINDOW]);
+    const off = { RECKON_CACHE: 'off' };
+    const rc03 = timed(['bin/reckon.js', 'run', '--date', DATE, '--control', 'RC03', '--sources', dir, '--store', join(store, 'rc03'), '--quiet', '--json'], off);
+    const parquetDay = join(opts.dir, `day-${n}-parquet`);
+    const rc03p = existsSync(join(parquetDay, '_expected.json'))
+      ? timed(['bin/reckon.js', 'run', '--date', DATE, '--control', 'RC03', '--sources', parquetDay, '--store', join(store, 'rc03p'), '--quiet', '--json'], off)
+      : undefined;
+    const naive: Naive = { orders: n, naive: slim(naiveRun), reckon: slim(rc03), ...(rc03p ? { reckonParquet: slim(rc03p) } : {}), commit };
+    writeFileSync(join(opts.dir, 'result-naive.json'), JSON.stringify(naive, null, 2));
+  } finally {
+    rmSync(store, { recursive: true, force: true });
   }
 }
-if (naive) {
-  lines.push(`- naive baseline at ${naive.orders.toLocaleString('en')} orders (CSV): plain Node streams + decimal.js RC03 ${f1(naive.naive.wall_s)} s, peak ${naive.naive.peak_rss_mib} MiB; \`reckon run --control RC03\` on the same CSV files ${f1(naive.reckon.wall_s)} s, peak ${naive.reckon.peak_rss_mib} MiB: reckon is ${f1(naive.naive.wall_s / naive.reckon.wall_s)}× faster (target ≥ 20×). The naive baseline validates nothing and quarantines nothing.`);
-  if (naive.reckonParquet) lines.push(`- the same RC03 from the Parquet day (same records): ${f1(naive.reckonParquet.wall_s)} s, peak ${naive.reckonParquet.peak_rss_mib} MiB: ${f1(naive.naive.wall_s / naive.reckonParquet.wall_s)}× faster than the naive baseline on CSV.`);
+
+if (!opts.reportOnly) {
+  for (const n of opts.sizes) {
+    if (n === 'sample') measureSample();
+    else for (const fmt of opts.formats) measure(n, fmt);
+  }
 }
-// Database-source runs (npm run bench:postgres, scripts/bench-postgres.ts), when any were kept.
-const pgResults = readdirSync(benchDir).filter((f) => /^result-[0-9]+-postgres\.json$/.test(f))
-  .map((f) => JSON.parse(readFileSync(join(benchDir, f), 'utf8')) as PostgresResult).sort((a, b) => a.orders - b.orders);
-if (pgResults.length) {
-  lines.push('', '## From PostgreSQL (`npm run bench:postgres`)', '',
-    'The same generated day (CSV day loaded into a throwaway local PostgreSQL with COPY, not timed) pulled by `reckon run --all --sources sources.json`, every dataset from the database with its watermark from `projection_checkpoint`, beside `reckon run --all` on the Parquet day, one after the other. The database server runs on the same 2 cores.', '',
-    '| orders | input rows | reader | from PostgreSQL (s) | extract (s) | load, overlapping the extract (s) | peak RSS (MiB) | Parquet run (s) | ratio | same results digest | server | commit |',
-    '| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |',
-    ...pgResults.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.rows.toLocaleString('en')} | ${r.reader} × ${r.readers ?? 1} | ${f1(r.postgres.wall_s)} | ${r.extract_s !== undefined ? f1(r.extract_s) : f1(r.postgres.timings.locate_ms / 1000)} | ${f1(r.postgres.timings.load_ms / 1000)} | ${r.postgres.peak_rss_mib} | ${f1(r.parquet.wall_s)} | ${(r.postgres.wall_s / r.parquet.wall_s).toFixed(2)}× | ${r.digest_equal ? 'yes' : '**no**'} | ${r.server_version.split(' ')[0]} | ${r.commit} |`),
-    '', '- Target: at most 2× the Parquet run at 1,000,000 orders.');
+writeReport();
+
+/** Phases of a manifest's `timings_ms` that add up to its `wall_ms` (the per-control ones are inside controls_ms). */
+const PHASES = ['startup_ms', 'command_ms', 'prepare_ms', 'locate_ms', 'engine_ms', 'load_ms', 'controls_ms', 'breaks_ms', 'outputs_ms', 'code_ms', 'publish_ms'];
+
+function phases(t: Record<string, number>): string {
+  const listed = PHASES.filter((p) => t[p] !== undefined).map((p) => `${p.replace(/_ms$/, '')} ${t[p]}`);
+  const sum = PHASES.reduce((a, p) => a + (t[p] ?? 0), 0);
+  return `${listed.join(', ')}${t.wall_ms !== undefined ? `; sum ${sum} of wall ${t.wall_ms}` : ''}`;
 }
-lines.push(
-  '',
-  '## Reading these numbers',
-  '',
-  '- The floor is what the issue defines: DuckDB reading the same files and computing, per dataset, the row count and the exact sum of every numeric column (CSV through narrow casts first, so the floor is DuckDB at its fastest). A run also checks every value of every record against the contract (ids, enums, currencies, timestamps, local times with DST rules, decimal forms), hashes every record for exact duplicate deliveries, computes notionals at the currency exponent, runs six controls of joins and aggregations over the extract, and writes outputs and a manifest: the ratio is the price of those, not of reading.',
-  '- The every-value scan is the same scan reading every other column too (each text\'s length, the largest timestamp, date and flag): the least a run that checks every value must read, before it checks, hashes or reconciles anything. On Parquet it costs several times the floor, because the floor reads only the numeric columns and a run must read the ids and texts as well.',
-  '- Parquet datasets without derived columns (orders, outbox events, ledger postings, intents) are views over the checked files; executions, venue fills and receipts are loaded into DuckDB. A day estimated above 4 GiB in memory keeps its tables in a DuckDB file in the scratch folder (10M orders), below in memory (1M).',
-  '- Phases and the per-statement profile are discussed in docs/performance.md.',
-);
-lines.push('', 'Re-run: `npm run bench` (BENCH_SIZES, BENCH_FORMATS, BENCH_DIR select sizes, formats and where generated days are kept).', '');
-writeFileSync(repoPath('BENCHMARKS.md'), lines.join('\n'));
-process.stdout.write(lines.join('\n'));
+
+function writeReport(): void {
+  const results: Row[] = readdirSync(opts.dir).filter((f) => /^result-[0-9]+-(csv|parquet)\.json$/.test(f))
+    .map((f) => JSON.parse(readFileSync(join(opts.dir, f), 'utf8')) as Row)
+    .filter((r) => r.first !== undefined) // results of the bench before issue 20 have another shape
+    .sort((a, b) => a.orders - b.orders || (a.format === 'parquet' ? -1 : 1));
+  const naive: Naive | undefined = existsSync(join(opts.dir, 'result-naive.json')) ? JSON.parse(readFileSync(join(opts.dir, 'result-naive.json'), 'utf8')) as Naive : undefined;
+  const sample: Sample | undefined = existsSync(join(opts.dir, 'result-sample.json')) ? JSON.parse(readFileSync(join(opts.dir, 'result-sample.json'), 'utf8')) as Sample : undefined;
+  const failures: Failed[] = readdirSync(opts.dir).filter((f) => /^failed-[0-9]+-(csv|parquet)\.json$/.test(f))
+    .map((f) => JSON.parse(readFileSync(join(opts.dir, f), 'utf8')) as Failed);
+  const cpu = cpus()[0]?.model ?? 'unknown';
+  const duckdbVersion = JSON.parse(readFileSync(repoPath('node_modules/@duckdb/node-api/package.json'), 'utf8')).version;
+  let kernel = '';
+  try { kernel = execFileSync('uname', ['-sr'], { encoding: 'utf8' }).trim(); } catch { /* ignore */ }
+  const f1 = (x: number) => x.toFixed(1);
+  const f2 = (x: number) => x.toFixed(2);
+  const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b ? `${f2(a / b)}×` : '—');
+  const s = (t: Timed | undefined) => (t ? f1(t.wall_s) : '—');
+  const lines = [
+    '# Benchmarks',
+    '',
+    `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Machine: ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${kernel}, Node ${process.version}, DuckDB ${duckdbVersion} (threads 2, memory_limit ${DUCKDB_MEMORY_LIMIT}, spilling to a temp folder). Data: \`reckon generate --orders N --date ${DATE} --seed 1\` (every difference kind injected). Each row is one sitting: every figure of a row was measured on the same generated day, one after the other; ratios, not absolute times, are the claims. The load average at the end of each sitting is given: above 2 the machine was shared and wall times are inflated.`,
+    '',
+    '| orders | format | input rows | input MiB | first run (s) | rerun (s) | intraday (s) | peer (s) | every-column scan (s) | floor (s) | first ÷ peer | first ÷ scan | rerun ÷ scan | intraday ÷ first | peak RSS (MiB) | load avg | commit |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    ...results.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.format} | ${r.rows.toLocaleString('en')} | ${f1(r.bytes / 2 ** 20)} | ${s(r.first.run)} | ${s(r.rerun?.run)} | ${s(r.intraday?.run)} | ${s(r.peer)} | ${s(r.values)} | ${s(r.floor)} | ${ratio(r.first.run.wall_s, r.peer?.wall_s)} | ${ratio(r.first.run.wall_s, r.values.wall_s)} | ${ratio(r.rerun?.run.wall_s, r.values.wall_s)} | ${ratio(r.intraday?.run.wall_s, r.first.run.wall_s)} | ${Math.max(r.first.run.peak_rss_mib, r.rerun?.run.peak_rss_mib ?? 0)} | ${f1(r.load_avg[0])} | ${r.commit} |`),
+    ...(failures.length ? ['', '**Runs that failed** (no manifest; kept here, not hidden):', '', ...failures.map((x) => `- ${x.orders.toLocaleString('en')} ${x.format} at ${x.commit}: exit ${x.exit_code} after ${f1(x.wall_s)} s, peak RSS ${x.peak_rss_mib} MiB: ${x.error}.`)] : []),
+    '',
+    'Targets (issue 20): sample day ≤ 1.0 s; 100k Parquet first run ≤ 1.0× the peer; 1M Parquet first run ≤ 0.8× the peer and ≤ 8× the every-column scan; the rerun ≤ 3× the scan; the intraday window ≤ 0.25× the first run; peak RSS at 10M ≤ 3 GiB.',
+  ];
+  if (sample) {
+    const w = sample.warm.map((x) => x.run.wall_s);
+    lines.push('', '## The bundled sample day (`node bin/reckon.js run`)', '',
+      `At ${sample.commit}, load average ${f1(sample.load_avg[0])}: ${f2(sample.cold.run.wall_s)} s wall (${f2(sample.cold.run.cpu_s)} s CPU) with an empty delivery cache, ${w.map(f2).join(' / ')} s with a warm one (CPU ${sample.warm.map((x) => f2(x.run.cpu_s)).join(' / ')} s); target ≤ 1.0 s.`,
+      '', `- empty cache: ${phases(sample.cold.timings)}`, `- warm cache: ${phases(sample.warm[sample.warm.length - 1].timings)}`);
+  }
+  lines.push('', '## Phases (ms, from each run\'s manifest `timings_ms`; they add up to its `wall_ms`, the process\'s time until the manifest is written)', '');
+  for (const r of results) {
+    lines.push(`- ${r.orders.toLocaleString('en')} ${r.format}, first run: ${phases(r.first.timings)}; per control: ${Object.entries(r.first.timings).filter(([k]) => k.startsWith('control_')).map(([k, v]) => `${k.slice(8, 12).toUpperCase()} ${v}`).join(', ')}; ${r.first.statuses}`);
+    if (r.rerun) lines.push(`- ${r.orders.toLocaleString('en')} ${r.format}, rerun (${r.rerun.checked.cache ?? 0} of ${(r.rerun.checked.cache ?? 0) + (r.rerun.checked.now ?? 0)} objects from the cache): ${phases(r.rerun.timings)}; results digest ${r.rerun.digest === r.first.digest ? 'equal to the first run\'s' : 'DIFFERENT from the first run\'s'}`);
+    if (r.intraday) lines.push(`- ${r.orders.toLocaleString('en')} ${r.format}, intraday window after a new delivery of 1/96 (${r.intraday.checked.cache ?? 0} objects from the cache, ${r.intraday.checked.now ?? 0} checked now): ${phases(r.intraday.timings)}; results digest ${r.intraday.digest === r.first.digest ? 'equal to the whole day\'s' : 'differs from the whole day\'s (other file names and record numbers)'}`);
+  }
+  lines.push('', '## Claims', '');
+  for (const r of results) {
+    const parts = [`first run ${f1(r.first.run.wall_s)} s`];
+    if (r.peer) parts.push(`${ratio(r.first.run.wall_s, r.peer.wall_s)} the hand-written SQL peer (${f1(r.peer.wall_s)} s, which validates nothing)`);
+    parts.push(`${ratio(r.first.run.wall_s, r.values.wall_s)} the every-column scan (${f1(r.values.wall_s)} s)`);
+    if (r.rerun) parts.push(`rerun unchanged ${f1(r.rerun.run.wall_s)} s = ${ratio(r.rerun.run.wall_s, r.values.wall_s)} the scan`);
+    if (r.intraday) parts.push(`intraday window after 1/96 more ${f1(r.intraday.run.wall_s)} s = ${ratio(r.intraday.run.wall_s, r.first.run.wall_s)} the first run`);
+    lines.push(`- ${r.format} ${r.orders.toLocaleString('en')}: ${parts.join('; ')}; peak RSS ${r.first.run.peak_rss_mib} MiB.`);
+  }
+  if (naive) {
+    lines.push(`- naive baseline at ${naive.orders.toLocaleString('en')} orders (CSV): plain Node streams + decimal.js RC03 ${f1(naive.naive.wall_s)} s, peak ${naive.naive.peak_rss_mib} MiB; \`reckon run --control RC03\` on the same CSV files (no cache) ${f1(naive.reckon.wall_s)} s: ${f1(naive.naive.wall_s / naive.reckon.wall_s)}× faster. The naive baseline validates nothing and quarantines nothing.`);
+    if (naive.reckonParquet) lines.push(`- the same RC03 from the Parquet day (same records): ${f1(naive.reckonParquet.wall_s)} s: ${f1(naive.naive.wall_s / naive.reckonParquet.wall_s)}× faster than the naive baseline on CSV.`);
+  }
+  // Database-source runs (npm run bench:postgres, scripts/bench-postgres.ts), when any were kept.
+  const pgResults = readdirSync(opts.dir).filter((f) => /^result-[0-9]+-postgres\.json$/.test(f))
+    .map((f) => JSON.parse(readFileSync(join(opts.dir, f), 'utf8')) as PostgresResult).sort((a, b) => a.orders - b.orders);
+  if (pgResults.length) {
+    lines.push('', '## From PostgreSQL (`npm run bench:postgres`)', '',
+      'The same generated day (CSV day loaded into a throwaway local PostgreSQL with COPY, not timed) pulled by `reckon run --all --sources sources.json`, every dataset from the database with its watermark from `projection_checkpoint`, beside `reckon run --all` on the Parquet day, one after the other. The database server runs on the same 2 cores.', '',
+      '| orders | input rows | reader | from PostgreSQL (s) | extract (s) | load, overlapping the extract (s) | peak RSS (MiB) | Parquet run (s) | ratio | same results digest | server | commit |',
+      '| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |',
+      ...pgResults.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.rows.toLocaleString('en')} | ${r.reader} × ${r.readers ?? 1} | ${f1(r.postgres.wall_s)} | ${r.extract_s !== undefined ? f1(r.extract_s) : f1(r.postgres.timings.locate_ms / 1000)} | ${f1(r.postgres.timings.load_ms / 1000)} | ${r.postgres.peak_rss_mib} | ${f1(r.parquet.wall_s)} | ${(r.postgres.wall_s / r.parquet.wall_s).toFixed(2)}× | ${r.digest_equal ? 'yes' : '**no**'} | ${r.server_version.split(' ')[0]} | ${r.commit} |`),
+      '', '- Target: at most 2× the Parquet run at 1,000,000 orders.');
+  }
+  lines.push(
+    '',
+    '## Reading these numbers',
+    '',
+    '- **First run**: an empty delivery cache, so every file is checked (every value of every record against CONTRACT §1, duplicate hashes, notionals, local times), and the checked result is written to the cache. **Rerun**: the same day again, every file\'s check read from the cache (verified by SHA-256), then the controls. **Intraday**: the day as 95/96 already delivered (and checked in an earlier window) plus a new delivery of 1/96; only the new files are checked. Every run also runs the six controls over the whole extract and writes outputs and a manifest.',
+    '- **The peer** (`../shared/bench/peer-sql.mjs`) is a careful hand-written DuckDB implementation of the same six controls from the contract, reading the same files through views; it checks no value and quarantines nothing.',
+    '- **The every-column scan** reads every value of every file once (each text\'s length, the largest timestamp, date and flag, the exact sum of each number); **the floor** reads only the row counts and numeric sums.',
+    '- Wall times include Node\'s start and module loading. docs/performance.md says where the time goes.',
+    '',
+    'Re-run: `npm run bench -- sample 100000` (sizes as arguments, `--formats parquet,csv`, `--dir DIR` for where generated days and results are kept; `--report-only` rewrites this file from the results kept).',
+    '',
+  );
+  writeFileSync(repoPath('BENCHMARKS.md'), lines.join('\n'));
+  process.stdout.write(lines.join('\n'));
+}

@@ -9,7 +9,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { duckdb } from '../core/duckdb.js';
 import { ConfigError } from '../core/errors.js';
 import { OUTPUT_TABLES, type OutputColumn } from '../outputs/outputs.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -43,7 +43,7 @@ export function outputTypeOfParquet(leaf: ParquetLeaf, where: string): string {
 
 /** Reads the leaf columns of a local Parquet file, in file order. */
 export async function parquetLeaves(path: string): Promise<ParquetLeaf[]> {
-  const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+  const instance = await duckdb().DuckDBInstance.create(':memory:', { threads: '1' });
   const conn = await instance.connect();
   try {
     const reader = await conn.runAndReadAll(`SELECT name, type, converted_type, logical_type, precision::VARCHAR AS precision, scale::VARCHAR AS scale, num_children FROM parquet_schema($1)`, [path]);

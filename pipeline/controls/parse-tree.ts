@@ -8,7 +8,8 @@
  * Any other statement kind, and any table reference DuckDB serializes in a form not listed here
  * (SHOW/DESCRIBE/SUMMARIZE), is refused as unreadable rather than passed unchecked.
  */
-import { DuckDBInstance, listValue, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { duckdb } from '../core/duckdb.js';
 import { blankComments, topLevelKeyword } from './sql-scripts.js';
 
 /** An object a statement creates. `name` is lower case (DuckDB compares names without case). */
@@ -87,12 +88,12 @@ export class SqlNames {
   private async trees(queries: readonly string[]): Promise<(unknown | UnreadableStatement)[]> {
     if (queries.length === 0) return [];
     if (!this.db) {
-      const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+      const instance = await duckdb().DuckDBInstance.create(':memory:', { threads: '1' });
       this.db = { instance, conn: await instance.connect() };
     }
     const p = await this.db.conn.prepare('SELECT json_serialize_sql(q) AS tree FROM (SELECT unnest($1::VARCHAR[]) AS q, generate_subscripts($1::VARCHAR[], 1) AS i) ORDER BY i');
     try {
-      p.bindList(1, listValue([...queries]));
+      p.bindList(1, duckdb().listValue([...queries]));
       return (await p.runAndReadAll()).getRowObjectsJson().map((r) => {
         const doc = JSON.parse(String(r.tree)) as { error: boolean; error_message?: string; statements?: unknown[] };
         if (doc.error) return new UnreadableStatement(/Only SELECT/.test(doc.error_message ?? '') ? 'only queries and CREATE … AS <query> can be checked' : `DuckDB cannot parse it: ${doc.error_message}`);

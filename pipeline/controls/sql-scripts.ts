@@ -3,7 +3,8 @@
  * as text: statements split at top-level semicolons, comments blanked, a keyword found outside
  * quotes and parentheses. Rows come back as text (exact decimals never pass through a JS number).
  */
-import { StatementType, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
+import { duckdb } from '../core/duckdb.js';
 import { invariant } from '../core/errors.js';
 
 /** A row of a control query: every value as text (NULL as null). */
@@ -62,7 +63,7 @@ export async function queryEach(conn: DuckDBConnection, sql: string, columns: re
   const rows: Row[] = [];
   let queries = 0;
   await eachStatement(conn, sql, async (p) => {
-    if (p.statementType !== StatementType.SELECT) { await p.run(); return; }
+    if (p.statementType !== duckdb().StatementType.SELECT) { await p.run(); return; }
     queries += 1;
     const reader = await p.runAndReadAll();
     const names = reader.columnNames();

@@ -9,7 +9,7 @@
  */
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { duckdb } from '../core/duckdb.js';
 import type { ColumnKind, DatasetSpec } from '../contract/datasets.js';
 
 /** Output format of one dataset. */
@@ -179,7 +179,7 @@ export async function convertToParquet(root: string, files: readonly { spec: Dat
   const todo = files.filter((f) => f.file.stagingCsv);
   if (todo.length === 0) return;
   mkdirSync(tempDir, { recursive: true });
-  const instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '1GB', temp_directory: tempDir, preserve_insertion_order: 'true' });
+  const instance = await duckdb().DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '1GB', temp_directory: tempDir, preserve_insertion_order: 'true' });
   const conn = await instance.connect();
   try {
     await conn.run(`SET TimeZone = 'UTC'`);

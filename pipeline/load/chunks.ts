@@ -8,9 +8,8 @@
  * than day numbers, and nothing is ever sent as DOUBLE: DECIMAL cells are written as their scaled
  * 128-bit integers.
  */
-import {
-  DuckDBDataChunk, DuckDBDateValue, DuckDBDecimalValue, DuckDBTimestampValue, type DuckDBAppender, type DuckDBConnection, type DuckDBType, type DuckDBValue,
-} from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import { duckdb } from '../core/duckdb.js';
 
 /** One typed cell as the loader produces it; null is SQL NULL. */
 export type Cell = bigint | number | string | boolean | null;
@@ -22,6 +21,7 @@ type Wrap = (v: Cell) => DuckDBValue;
 
 /** How a cell of each table type becomes a DuckDB value (DECIMAL as its scaled integer, never a float). */
 function wrapperFor(sqlType: string): Wrap {
+  const { DuckDBDateValue, DuckDBDecimalValue, DuckDBTimestampValue } = duckdb();
   const dec = /^DECIMAL\((\d+),(\d+)\)$/.exec(sqlType);
   if (dec) {
     const width = Number(dec[1]);
@@ -76,7 +76,7 @@ export class ChunkAppender {
     const n = this.rows;
     if (n === 0) return;
     this.types ??= this.wraps.map((_, i) => this.appender.columnType(i));
-    const chunk = DuckDBDataChunk.create(this.types, n);
+    const chunk = duckdb().DuckDBDataChunk.create(this.types, n);
     for (let c = 0; c < this.columns.length; c++) {
       const vector = chunk.getColumnVector(c);
       const col = this.columns[c];

@@ -15,7 +15,8 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBInstance } from '@duckdb/node-api';
+import { duckdb } from '../core/duckdb.js';
 import { InternalError, isOutOfMemory } from '../core/errors.js';
 import type { Settings } from '../core/settings.js';
 import { listDatasetFolder } from '../sources/files.js';
@@ -77,7 +78,7 @@ export async function estimateLoadBytes(root: DatasetRoots, datasets: readonly s
  */
 export async function openEngine(scratch: string, estimatedBytes: number, settings: Settings['duckdb']): Promise<Engine> {
   const storage: EngineStorage = settings.storage === 'auto' ? (estimatedBytes > FILE_STORAGE_ABOVE_BYTES ? 'file' : 'memory') : settings.storage;
-  const instance = await DuckDBInstance.create(storage === 'file' ? join(scratch, 'work.duckdb') : ':memory:', {
+  const instance = await duckdb().DuckDBInstance.create(storage === 'file' ? join(scratch, 'work.duckdb') : ':memory:', {
     threads: String(DUCKDB_THREADS), memory_limit: settings.memoryLimit, temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
   });
   return { instance, storage, estimated_bytes: estimatedBytes, memory_limit: settings.memoryLimit };

@@ -10,8 +10,6 @@
  * hyparquet, a JavaScript Parquet reader, to find the values DuckDB would have truncated.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { asyncBufferFromFile, parquetRead } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
 
 /** What the file says of one top-level column's timestamps. */
 export interface ParquetTimeColumn {
@@ -62,6 +60,8 @@ export async function parquetTimeColumns(conn: DuckDBConnection, stagedPath: str
  */
 export async function subMicrosecondValues(path: string, parquetName: string, keep = Infinity, rows?: { start: number; end: number }): Promise<Map<number, bigint>> {
   const found = new Map<number, bigint>();
+  // Loaded only for the rare file that needs it (about 60 ms of module loading otherwise on every run).
+  const [{ asyncBufferFromFile, parquetRead }, { compressors }] = await Promise.all([import('hyparquet'), import('hyparquet-compressors')]);
   const file = await asyncBufferFromFile(path);
   await parquetRead({
     file,
