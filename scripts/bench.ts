@@ -199,6 +199,9 @@ function measureNaive(n: number, dir: string): void {
   }
 }
 
+/** Phases of a manifest's `timings_ms` that add up to its `wall_ms` (the per-control ones are inside controls_ms). */
+const PHASES = ['startup_ms', 'command_ms', 'prepare_ms', 'locate_ms', 'engine_ms', 'load_ms', 'controls_ms', 'breaks_ms', 'outputs_ms', 'code_ms', 'publish_ms'];
+
 if (!opts.reportOnly) {
   for (const n of opts.sizes) {
     if (n === 'sample') measureSample();
@@ -206,9 +209,6 @@ if (!opts.reportOnly) {
   }
 }
 writeReport();
-
-/** Phases of a manifest's `timings_ms` that add up to its `wall_ms` (the per-control ones are inside controls_ms). */
-const PHASES = ['startup_ms', 'command_ms', 'prepare_ms', 'locate_ms', 'engine_ms', 'load_ms', 'controls_ms', 'breaks_ms', 'outputs_ms', 'code_ms', 'publish_ms'];
 
 function phases(t: Record<string, number>): string {
   const listed = PHASES.filter((p) => t[p] !== undefined).map((p) => `${p.replace(/_ms$/, '')} ${t[p]}`);

@@ -160,7 +160,12 @@ export const ManifestV1 = z.object({
     location: z.string(),
     datasets: z.record(z.string(), z.object({
       present: z.boolean(),
-      objects: z.array(z.object({ path: z.string(), format: z.string(), size: z.number(), sha256: z.string(), rows: z.number(), quarantined: z.number() }).passthrough()),
+      objects: z.array(z.object({
+        path: z.string(), format: z.string(), size: z.number(), sha256: z.string(), rows: z.number(), quarantined: z.number(),
+        // Issue 20 (additive): whether this run checked the object or read its earlier check from the delivery cache, and why an entry was refused.
+        checked: z.enum(['now', 'cache']).optional(),
+        cache_refused: z.string().optional(),
+      }).passthrough()),
       records_read: z.number(),
       records_loaded: z.number(),
       quarantined: z.number(),

@@ -15,7 +15,10 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { ident } from '../core/sql-text.js';
 import { CHECK_TABLE, REJECT_TABLE, VIEW_HASH_TABLE } from './fast-path.js';
 
-/** The temporary table holding the records of the file being loaded, while the cache is on. */
+/**
+ * The table holding the records of the file being loaded, while the cache is on. Not temporary:
+ * its records stay (they become the raw table's), so they are stored where the raw table is.
+ */
 export const FILE_TABLE = '__ld_file';
 
 const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
@@ -27,18 +30,24 @@ function safe(path: string): string {
 
 /** Creates FILE_TABLE, empty, with the raw table's columns (`columnDefs`: own and derived) and `_source`. */
 export async function openFileTable(conn: DuckDBConnection, columnDefs: string): Promise<void> {
-  await conn.run(`CREATE OR REPLACE TEMP TABLE ${FILE_TABLE} (${columnDefs}, _source VARCHAR)`);
+  await conn.run(`CREATE OR REPLACE TABLE ${FILE_TABLE} (${columnDefs}, _source VARCHAR)`);
 }
 
 /**
- * Moves the file's records from FILE_TABLE into `rawTable` and drops FILE_TABLE. With `out`, the
- * records are first written there as Parquet (none written when there are none). Returns how many
- * records were moved.
+ * Moves the file's records from FILE_TABLE into `rawTable` (FILE_TABLE is gone afterwards). With
+ * `out`, the records are first written there as Parquet (none written when there are none). With
+ * `rawEmpty` (no record in the raw table yet), FILE_TABLE is renamed to it instead of copied: the
+ * common day of one file per dataset copies nothing. Returns how many records were moved.
  */
-export async function closeFileTable(conn: DuckDBConnection, rawTable: string, out?: string): Promise<number> {
+export async function closeFileTable(conn: DuckDBConnection, rawTable: string, rawEmpty: boolean, out?: string): Promise<number> {
   const n = Number((await conn.runAndReadAll(`SELECT count(*) FROM ${FILE_TABLE}`)).getRows()[0][0]);
   if (out && n > 0) {
     await conn.run(`COPY (SELECT * EXCLUDE (_source), CAST(right(_source, 12) AS BIGINT) AS __row FROM ${FILE_TABLE}) TO ${safe(out)} (FORMAT parquet)`);
+  }
+  if (n > 0 && rawEmpty) {
+    await conn.run(`DROP TABLE ${ident(rawTable)}`);
+    await conn.run(`ALTER TABLE ${FILE_TABLE} RENAME TO ${ident(rawTable)}`);
+    return n;
   }
   if (n > 0) await conn.run(`INSERT INTO ${ident(rawTable)} SELECT * FROM ${FILE_TABLE}`);
   await conn.run(`DROP TABLE ${FILE_TABLE}`);

@@ -55,12 +55,9 @@ export class ChunkAppender {
     if (appender.columnCount !== sqlTypes.length) throw new Error(`load-chunks: table has ${appender.columnCount} columns, ${sqlTypes.length} types given`);
   }
 
-  /**
-   * Opens an appender on `table` whose columns have the DuckDB types `sqlTypes`: a table of the
-   * main schema, or with `temporary` a temporary table.
-   */
-  static async open(conn: DuckDBConnection, table: string, sqlTypes: readonly string[], temporary = false): Promise<ChunkAppender> {
-    return new ChunkAppender(await (temporary ? conn.createAppender(table, 'main', 'temp') : conn.createAppender(table)), sqlTypes);
+  /** Opens an appender on `table` (main schema) whose columns have the DuckDB types `sqlTypes`. */
+  static async open(conn: DuckDBConnection, table: string, sqlTypes: readonly string[]): Promise<ChunkAppender> {
+    return new ChunkAppender(await conn.createAppender(table), sqlTypes);
   }
 
   /** Adds one row: one cell per column, in table order. */

@@ -426,6 +426,8 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
     const viewable = views && derivedColumns(spec).length === 0;
     const ctx: RowContext = { spec, config, cutoffs, touched: new Map() };
     const known = new Set(spec.columns.map((c) => c.name));
+    // With the cache on, whether the raw table holds records yet (closeFileTable renames into an empty one).
+    let rawFilled = false;
     if (folder.refused) {
       quarantine.push({ dataset: spec.name, file: spec.name, row: null, line: null, column: null, rule: folder.refused.rule, message: folder.refused.message, raw: '' });
     }
@@ -532,7 +534,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           else if (file.format === 'jsonl') events = readJsonl(file, spec.columns);
           else events = readCsv(file);
         }
-        const app = await ChunkAppender.open(conn, table, rawTypes, Boolean(cache));
+        const app = await ChunkAppender.open(conn, table, rawTypes);
         try {
           await readEvents(events, app);
         } finally {
@@ -542,7 +544,8 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
         const keepable = await unchanged(realPath, before) && fileEntries.every((e) => e.rule !== 'file_unreadable' && ![realPath, file.absPath, stagingDir].some((p) => e.message.includes(p)));
         const keptId = String(++kept).padStart(6, '0');
         const out = (name: string) => join(stagingDir, `w${keptId}-${name}.parquet`);
-        const rowCount = await closeFileTable(conn, rawTable, keepable ? out('rows') : undefined);
+        const rowCount = await closeFileTable(conn, rawTable, !rawFilled, keepable ? out('rows') : undefined);
+        rawFilled ||= rowCount > 0;
         if (!keepable) return;
         const files: { rows?: string; hashes?: string; rejects?: string } = rowCount > 0 ? { rows: out('rows') } : {};
         // A view file shows the records the SQL accepted; the others (handed back) it leaves out.
@@ -569,6 +572,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           viewFiles.push(vf);
         }
         if (hit.rows) await insertCachedRows(conn, rawTable, cols.map((c) => c.name), hit.rows, file.relPath);
+        rawFilled ||= hit.rowCount > 0;
         load.records_read += hit.records;
         fl.rows = hit.records;
         fl.loaded = hit.loaded;
