@@ -39,6 +39,7 @@ import { repoPath } from '../core/paths.js';
 import { treeDigest } from '../core/tree-digest.js';
 import { currencyTable } from '../contract/currency.js';
 import type { LoadRules } from '../contract/money.js';
+import type { QuarantineEntry } from './quarantine-entry.js';
 
 /** Version of the entry layout; a change of layout or meaning raises it (and so misses every entry). */
 export const CACHE_FORMAT = 1;
@@ -68,14 +69,7 @@ export interface FileKeyParts {
 }
 
 /** A quarantine entry of the file, without its dataset and file name (added back by the reader). */
-export interface CachedEntryLine {
-  readonly row: number | null;
-  readonly line: number | null;
-  readonly column: string | null;
-  readonly rule: string;
-  readonly message: string;
-  readonly raw: string;
-}
+export type CachedEntryLine = Omit<QuarantineEntry, 'dataset' | 'file'>;
 
 /** A cutoff mapping the file used (CONTRACT §2), with its instant in µs as text. */
 export interface CachedCutoff {

@@ -20,6 +20,7 @@ import { DATASETS, SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec }
 import { ChunkAppender, type Cell } from './chunks.js';
 import { dropFastTables, loadCsvFast, loadParquetFast, parquetViewValues, stageLink, type FastLoad, type FastTarget } from './fast-path.js';
 import { closeFileTable, FILE_TABLE, insertCachedRows, openFileTable, restoreViewCheck, writeViewCheck } from './cached-load.js';
+import type { QuarantineEntry } from './quarantine-entry.js';
 import { DeliveryCache, type CacheHit, type CheckedFile, type DeliveryCacheConfig, type FileKeyParts, type KeptFiles } from './delivery-cache.js';
 import { dropRelation, finishViewDataset, registerViewFile, resetViewTables, type ViewFile } from './views.js';
 import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from '../contract/local-time.js';
@@ -35,22 +36,7 @@ import {
   parseLocalTimestamp, parseText, parseTimestamp, type Parsed,
 } from '../contract/values.js';
 
-/**
- * One quarantined record or file (CONTRACT §2). `row` is the data record number (1 = first record
- * after the header), `line` the physical line where the record starts (1 = first line of the
- * file); both are null for an entry about a whole file. `rule` is a stable code listed in
- * docs/input-rules.md; `raw` is the record's text (at most RAW_KEEP_CHARS characters).
- */
-export interface QuarantineEntry {
-  readonly dataset: string;
-  readonly file: string;
-  readonly row: number | null;
-  readonly line: number | null;
-  readonly column: string | null;
-  readonly rule: string;
-  readonly message: string;
-  readonly raw: string;
-}
+export type { QuarantineEntry } from './quarantine-entry.js';
 
 /** Per input object: what was read from it. */
 export interface FileLoad {
