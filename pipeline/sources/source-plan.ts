@@ -18,9 +18,13 @@ import { ConfigError } from '../core/errors.js';
 import type { FaultPoints } from '../core/fault.js';
 import type { S3Settings } from '../core/settings.js';
 import { checkLocalSources, locateSources, type DatasetFault, type DatasetOrigin, type LocatedSources, type RemoteObjectInfo } from './locate.js';
-import { openDatabase, type OpenDatabase } from './postgres/connection.js';
-import { checkDatabaseQueries, extractDatabase, type DatabaseExtract, type DatabaseSource } from './postgres/extract.js';
+import type { OpenDatabase } from './postgres/connection.js';
+import type { DatabaseExtract, DatabaseSource } from './postgres/extract.js';
 import { isSourcesFile, loadSourcesFile, type DatasetSource, type SourcesPlan } from './sources-file.js';
+
+/** The database code and its driver (pg), loaded only for a sources file that names a database. */
+const connection = () => import('./postgres/connection.js');
+const extraction = () => import('./postgres/extract.js');
 
 /** Sources checked and connected, ready to locate once the window is leased. Close it in every case. */
 export interface PreparedSources {
@@ -83,7 +87,7 @@ export async function prepareSources(location: string, reads: readonly string[],
   try {
     const issues = [];
     for (const [name, db] of databases) {
-      const checked = await checkDatabaseQueries(db, databaseSources(sources, name), opts.window);
+      const checked = await (await extraction()).checkDatabaseQueries(db, databaseSources(sources, name), opts.window);
       issues.push(...checked.issues);
       for (const [d, bytes] of checked.estimates) estimates.set(d, bytes);
     }
@@ -141,7 +145,7 @@ async function connectDatabases(plan: SourcesPlan, sources: ReadonlyMap<string, 
   try {
     for (const name of [...plan.databases.keys()].sort()) {
       const datasets = databaseSources(sources, name).map((s) => s.dataset);
-      if (datasets.length) open.set(name, await openDatabase(plan.databases.get(name)!, datasets, opts.env ?? process.env));
+      if (datasets.length) open.set(name, await (await connection()).openDatabase(plan.databases.get(name)!, datasets, opts.env ?? process.env));
     }
   } catch (e) {
     for (const db of open.values()) await db.close();
@@ -194,7 +198,7 @@ async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, Datase
       pending.set(s.dataset, deferred());
     }
     try {
-      extracts.push(await extractDatabase(db, mine, dir, opts.window, (x) => {
+      extracts.push(await (await extraction()).extractDatabase(db, mine, dir, opts.window, (x) => {
         if (x.fault) faults.set(x.dataset, [{ file: databaseLabel(name, x.dataset), ...x.fault }]);
         pending.get(x.dataset)!.resolve();
       }, opts.fault));
