@@ -70,7 +70,8 @@ async function runIn(sources: string, controls: string[] = [], store = join(dir,
   const definitions = await loadControls();
   return runWindow({
     window: windowForDate(DATE), controls: selectControls(definitions, controls), sources, store, config: await loadConfig(undefined, definitions),
-    trigger: 'manual', reason: null, rerunOf: null, settings: DEFAULT_SETTINGS,
+    // Without the delivery cache, so every extract is checked now (the objects say so).
+    trigger: 'manual', reason: null, rerunOf: null, settings: { ...DEFAULT_SETTINGS, cache: { ...DEFAULT_SETTINGS.cache, enabled: false } },
   });
 }
 
@@ -132,7 +133,7 @@ describe('a run from PostgreSQL', () => {
       const ds = m.sources.datasets[d.name];
       expect(ds.origin).toEqual({ kind: 'database', database: 'authority' });
       expect(ds.watermark).toEqual({ source: 'database', value: '2026-11-03T00:01:00Z', complete: true });
-      expect(ds.objects).toEqual([{ path: `db:authority/${d.name}`, format: 'csv', size: x.bytes, sha256: x.content_sha256, rows: x.rows, loaded: x.rows, quarantined: 0 }]);
+      expect(ds.objects).toEqual([{ path: `db:authority/${d.name}`, format: 'csv', size: x.bytes, sha256: x.content_sha256, rows: x.rows, loaded: x.rows, quarantined: 0, checked: 'now' }]);
       expect(ds.records_read).toBe(x.rows);
     }
     expect(db.datasets.orders.columns.map((c) => `${c.name}:${c.type}`).slice(0, 3)).toEqual(['accepted_at:timestamptz', 'order_id:text', 'order_version:int8']);
