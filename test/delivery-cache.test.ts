@@ -9,18 +9,18 @@
 import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { defaultConfig } from '../pipeline/config/config.js';
-import { loadSources, type LoadResult } from '../pipeline/load/load.js';
+import type { LoadResult } from '../pipeline/load/load.js';
 import { treeDigest } from '../pipeline/core/tree-digest.js';
-import { ROOT, reckon, reckonAsync, reckonIn, scratchDir, type CliResult } from './helpers/cli.js';
+import { SAMPLE_DAY } from './fixtures/days.js';
+import { AS_IN_A_RUN, loadDefault, withDuck } from './helpers/duckdb.js';
+import { reckon, reckonAsync, reckonIn, scratchDir, type CliResult } from './helpers/cli.js';
 
 const tmp = scratchDir('reckon-cache-test-');
 const SOURCES = join(tmp.dir, 'sources');
 const DATE = '2026-11-02';
 
 beforeAll(async () => {
-  cpSync(join(ROOT, 'fixtures', 'sample-day', 'sources'), SOURCES, { recursive: true });
+  cpSync(SAMPLE_DAY, SOURCES, { recursive: true });
   const orders = readFileSync(join(SOURCES, 'orders', 'part-00001.csv'), 'utf8').split('\n');
   // Plain CSV (the fast path), an extra column, bad records handed back to JS, a duplicate delivery.
   writeFileSync(join(SOURCES, 'orders', 'late-00001.csv'), [
@@ -31,16 +31,12 @@ beforeAll(async () => {
   ].join('\n') + '\n');
   // A Parquet file of a view dataset: one record the SQL hands back and JS accepts (a non-ASCII
   // id), one JS quarantines (an id with a leading space), one taken by the SQL.
-  const db = await DuckDBInstance.create(':memory:');
-  const conn = await db.connect();
-  await conn.run(`COPY (SELECT * FROM (VALUES
+  await withDuck((conn) => conn.run(`COPY (SELECT * FROM (VALUES
       (TIMESTAMPTZ '2026-11-02 09:00:00+00', 'INT-ÄX1', 'ORD-000001', 'fill-v3', 'EMAIL', true, TIMESTAMPTZ '2026-11-03 09:00:00+00'),
       (TIMESTAMPTZ '2026-11-02 09:00:00+00', ' INT-X2', 'ORD-000001', 'fill-v3', 'EMAIL', true, TIMESTAMPTZ '2026-11-03 09:00:00+00'),
       (TIMESTAMPTZ '2026-11-02 09:00:00+00', 'INT-X3', 'ORD-000001', 'fill-v3', 'SMS', false, TIMESTAMPTZ '2026-11-03 09:00:00+00'))
     t(created_at, intent_id, authority_ref, template_version, channel, required, expires_at))
-    TO '${join(SOURCES, 'notification_intents', 'extra-00001.parquet')}' (FORMAT parquet)`);
-  conn.closeSync();
-  db.closeSync();
+    TO '${join(SOURCES, 'notification_intents', 'extra-00001.parquet')}' (FORMAT parquet)`));
 });
 afterAll(() => tmp.cleanup());
 
@@ -160,15 +156,7 @@ describe('the delivery cache shared by two runs at once', () => {
 
 describe('the delivery cache key and bound', () => {
   async function load(cache: { dir: string; maxBytes: number; loader?: string }): Promise<LoadResult> {
-    const db = await DuckDBInstance.create(':memory:', { threads: '2', preserve_insertion_order: 'false' });
-    const conn = await db.connect();
-    try {
-      await conn.run(`SET TimeZone = 'UTC'`);
-      return await loadSources(conn, SOURCES, defaultConfig().config, join(tmp.dir, `links-${Math.random().toString(36).slice(2)}`), { views: true, cache, datasets: ['orders', 'executions', 'notification_intents'] });
-    } finally {
-      conn.closeSync();
-      db.closeSync();
-    }
+    return withDuck((conn) => loadDefault(conn, SOURCES, join(tmp.dir, `links-${Math.random().toString(36).slice(2)}`), { views: true, cache, datasets: ['orders', 'executions', 'notification_intents'] }), AS_IN_A_RUN);
   }
   const how = (l: LoadResult) => l.datasets.flatMap((d) => d.files.map((f) => f.checked));
 
