@@ -1,4 +1,12 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// One delivery cache per test run (issue 20): runs in the tests share it, as runs on one machine
+// do, but no test run reads entries another left behind.
+process.env.RECKON_CACHE_DIR ??= mkdtempSync(join(tmpdir(), 'reckon-test-cache-'));
+
 
 // Tests run real DuckDB, real files and real child processes: generous timeouts, and at most two
 // test files at once on the 2-core machine (forks: each file in its own process, so a test that
@@ -19,5 +27,6 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     reporters: ['default'],
+    globalSetup: ['test/helpers/global-setup.ts'],
   },
 });

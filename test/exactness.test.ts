@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATASETS } from '../pipeline/contract/datasets.js';
 import { DatasetWriter, convertToParquet, type CellText, type OutputFormat, type WrittenFile } from '../pipeline/generate/writers.js';
-import { reckon, scratchDir, type CliResult } from './helpers/cli.js';
+import { reckon, scratchDir, type CliResult, reckonHere } from './helpers/cli.js';
 import { withDuck } from './helpers/duckdb.js';
 
 const Q1 = '12345678901234567890.123456789012345678'; // 20 integer digits, 18 fractional digits
@@ -121,7 +121,7 @@ describe.each(['csv', 'jsonl', 'parquet'] as const)('exact values through %s', (
 
   beforeAll(async () => {
     await writeSources(join(tmp.dir, 'sources'), format);
-    run = reckon(['run', '--date', '2026-11-02', '--control', 'RC02,RC03', '--sources', join(tmp.dir, 'sources'), '--store', join(tmp.dir, 'store'), '--json', '--quiet']);
+    run = await reckonHere(['run', '--date', '2026-11-02', '--control', 'RC02,RC03', '--sources', join(tmp.dir, 'sources'), '--store', join(tmp.dir, 'store'), '--json', '--quiet']);
   });
   afterAll(() => tmp.cleanup());
 
@@ -199,7 +199,7 @@ describe('a Parquet dataset larger than one appender flush', () => {
     await withDuck((conn) => conn.run(`COPY (SELECT TIMESTAMPTZ '2026-11-01 12:00:00+00' AS updated_at, 'RES-' || lpad(range::VARCHAR, 7, '0') AS reservation_id,
         'ACC-X' AS account_id, 'USD' AS currency, 100::DECIMAL(38,0) AS amount_minor, 'RELEASED' AS status, 1::BIGINT AS version
         FROM range(210000)) TO '${join(src, 'reservations', 'part-00001.parquet')}' (FORMAT parquet)`));
-    const run = reckon(['run', '--date', '2026-11-02', '--control', 'RC03', '--sources', src, '--store', join(tmp.dir, 'store'), '--json', '--quiet']);
+    const run = await reckonHere(['run', '--date', '2026-11-02', '--control', 'RC03', '--sources', src, '--store', join(tmp.dir, 'store'), '--json', '--quiet']);
     expect(run.json, run.stderr).toBeDefined();
     const manifest = JSON.parse(readFileSync(run.json.manifest.path, 'utf8'));
     expect(manifest.sources.datasets.reservations.records_read).toBe(210000);

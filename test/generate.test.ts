@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CONTRACT_KINDS } from '../fixtures/contract-kinds.js';
 import { loadControls } from '../pipeline/controls/definitions.js';
 import { generateDay } from '../pipeline/generate/day.js';
-import { ROOT, reckon, scratchDir } from './helpers/cli.js';
+import { ROOT, reckon, scratchDir, reckonHere } from './helpers/cli.js';
 import { withDuck } from './helpers/duckdb.js';
 
 const tmp = scratchDir('reckon-generate-');
@@ -31,16 +31,16 @@ function tree(dir: string): string[] {
   return out;
 }
 
-function generate(out: string, ...extra: string[]) {
-  const r = reckon(['generate', '--orders', '200', '--seed', '7', '--date', '2026-11-02', '--out', out, ...extra]);
+async function generate(out: string, ...extra: string[]) {
+  const r = await reckonHere(['generate', '--orders', '200', '--seed', '7', '--date', '2026-11-02', '--out', out, ...extra]);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(readFileSync(join(out, '_expected.json'), 'utf8'));
 }
 
 /** Runs the day and compares it with the generator's expectation. */
-function runAndCompare(sources: string, store: string) {
+async function runAndCompare(sources: string, store: string) {
   const exp = JSON.parse(readFileSync(join(sources, '_expected.json'), 'utf8'));
-  const run = reckon(['run', '--date', '2026-11-02', '--sources', sources, '--store', store, '--json', '--quiet']);
+  const run = await reckonHere(['run', '--date', '2026-11-02', '--sources', sources, '--store', store, '--json', '--quiet']);
   expect(run.json, run.stderr).toBeDefined();
   expect(run.json.quarantine_count).toBe(0);
   expect(run.code).toBe(exp.exit_code);
@@ -62,24 +62,24 @@ describe('reckon generate', () => {
   const a = join(tmp.dir, 'a');
   const b = join(tmp.dir, 'b');
 
-  it('the same seed twice gives byte-identical files (CSV)', () => {
-    generate(a);
-    generate(b);
+  it('the same seed twice gives byte-identical files (CSV)', async () => {
+    await generate(a);
+    await generate(b);
     const files = tree(a);
     expect(files.length).toBeGreaterThan(30);
     expect(tree(b)).toEqual(files);
     for (const f of files) expect(readFileSync(join(a, f)).equals(readFileSync(join(b, f))), f).toBe(true);
   });
 
-  it('another seed gives another day', () => {
+  it('another seed gives another day', async () => {
     const c = join(tmp.dir, 'c');
-    const r = reckon(['generate', '--orders', '200', '--seed', '8', '--date', '2026-11-02', '--out', c]);
+    const r = await reckonHere(['generate', '--orders', '200', '--seed', '8', '--date', '2026-11-02', '--out', c]);
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(join(c, 'orders', 'part-00001.csv')).equals(readFileSync(join(a, 'orders', 'part-00001.csv')))).toBe(false);
   });
 
-  it('the generated day runs, matches its expectation, and every difference kind appears', () => {
-    const { exp } = runAndCompare(a, join(tmp.dir, 'store-a'));
+  it('the generated day runs, matches its expectation, and every difference kind appears', async () => {
+    const { exp } = await runAndCompare(a, join(tmp.dir, 'store-a'));
     for (const [id, kinds] of Object.entries(CONTRACT_KINDS)) {
       const seen = new Set(exp.controls[id].differences.map(([k]: string[]) => k));
       expect([...seen].sort(), id).toEqual([...kinds].sort());
@@ -89,8 +89,8 @@ describe('reckon generate', () => {
   it('Parquet: byte-identical for one seed, exact column types, split into parts, same results', async () => {
     const p1 = join(tmp.dir, 'p1');
     const p2 = join(tmp.dir, 'p2');
-    generate(p1, '--format', 'parquet', '--rows-per-file', '300');
-    generate(p2, '--format', 'parquet', '--rows-per-file', '300');
+    await generate(p1, '--format', 'parquet', '--rows-per-file', '300');
+    await generate(p2, '--format', 'parquet', '--rows-per-file', '300');
     const files = tree(p1);
     expect(files).toContain('orders/part-00002.parquet');
     expect(files.some((f) => f.endsWith('.csv'))).toBe(false);
@@ -111,22 +111,22 @@ describe('reckon generate', () => {
     runAndCompare(p1, join(tmp.dir, 'store-p'));
   });
 
-  it('--clean gives a day that reconciles CLEAN on every control (exit 0)', () => {
+  it('--clean gives a day that reconciles CLEAN on every control (exit 0)', async () => {
     const c = join(tmp.dir, 'clean');
-    const r = reckon(['generate', '--orders', '150', '--seed', '3', '--date', '2026-11-02', '--out', c, '--clean']);
+    const r = await reckonHere(['generate', '--orders', '150', '--seed', '3', '--date', '2026-11-02', '--out', c, '--clean']);
     expect(r.code, r.stderr).toBe(0);
-    const { run } = runAndCompare(c, join(tmp.dir, 'store-clean'));
+    const { run } = await runAndCompare(c, join(tmp.dir, 'store-clean'));
     expect(run.code).toBe(0);
     expect(run.json.controls.map((x: any) => x.status)).toEqual(['CLEAN', 'CLEAN', 'CLEAN', 'CLEAN', 'CLEAN', 'CLEAN']);
   });
 
-  it('refuses bad options with exit 2', () => {
+  it('refuses bad options with exit 2', async () => {
     const args = (out: string) => ['generate', '--date', '2026-11-02', '--out', join(tmp.dir, out)];
-    expect(reckon([...args('x1'), '--orders', '50']).code).toBe(2); // too small for every fault
-    expect(reckon([...args('x2'), '--orders', '0', '--clean']).code).toBe(2);
-    expect(reckon(['generate', '--orders', '200', '--date', '2026-02-30', '--out', join(tmp.dir, 'x3')]).code).toBe(2);
-    expect(reckon([...args('x4'), '--orders', '200', '--format', 'xlsx']).code).toBe(2);
-    expect(reckon(['generate', '--orders', '200', '--date', '2026-11-02', '--out', a]).code).toBe(2); // holds a day already
+    expect((await reckonHere([...args('x1'), '--orders', '50'])).code).toBe(2); // too small for every fault
+    expect((await reckonHere([...args('x2'), '--orders', '0', '--clean'])).code).toBe(2);
+    expect((await reckonHere(['generate', '--orders', '200', '--date', '2026-02-30', '--out', join(tmp.dir, 'x3')])).code).toBe(2);
+    expect((await reckonHere([...args('x4'), '--orders', '200', '--format', 'xlsx'])).code).toBe(2);
+    expect((await reckonHere(['generate', '--orders', '200', '--date', '2026-11-02', '--out', a])).code).toBe(2); // holds a day already
   });
 });
 

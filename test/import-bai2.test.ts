@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { reckon, scratchPerTest } from './helpers/cli.js';
+import { reckon, scratchPerTest, reckonHere } from './helpers/cli.js';
 import { importedRows, importReport, lineOf, sha256File } from './fixtures/import.js';
 import { BAI2_FILES, writeBai2 } from './fixtures/bai2.js';
 
@@ -20,22 +20,22 @@ const csvOf = (dir: string, ds: string, p: string) => importedRows(dir, ds, 'bai
 const totals = (entry: any) => entry.control_totals.map((c: any) => [c.check, c.scope, c.declared, c.recomputed, c.status]);
 
 describe('BAI2 files', () => {
-  it('imports every BAI2 fixture', () => {
+  it('imports every BAI2 fixture', async () => {
     for (const name of Object.keys(BAI2_FILES)) {
       const dir = scratch();
       const file = writeBai2(dir, name);
       const out = join(dir, 'sources');
-      const r = reckon(['import', 'bai2', file, '--out', out, ...CAL]);
+      const r = await reckonHere(['import', 'bai2', file, '--out', out, ...CAL]);
       expect([0, 1], `${name}: ${r.stderr}`).toContain(r.code);
       expect(importReport(out, 'bank_statement_lines').imports[0].file.sha256).toBe(sha(file));
     }
   });
 
-  it('two CAD reports: 49 totals 834000 over 14 records and 446000 over 9; 98 and 99 total 1280000; every count ties', () => {
+  it('two CAD reports: 49 totals 834000 over 14 records and 446000 over 9; 98 and 99 total 1280000; every count ties', async () => {
     const dir = scratch();
     const file = writeBai2(dir, 'cad-reports.bai');
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'bai2', file, '--out', out, ...CAL, '--json']);
+    const r = await reckonHere(['import', 'bai2', file, '--out', out, ...CAL, '--json']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const entry = importReport(out, 'bank_statements').imports[0];
     const a1 = 'account 10200999999 (line 3)';
@@ -82,11 +82,11 @@ describe('BAI2 files', () => {
     expect(entry.statements[1].statement_seq_source).toBe('derived: previous statement of the account in this import + 1');
   });
 
-  it('continuations joined; every declared total that disagrees is kept, accounts without balances are reported, not written', () => {
+  it('continuations joined; every declared total that disagrees is kept, accounts without balances are reported, not written', async () => {
     const dir = scratch();
     const file = writeBai2(dir, 'continuations.bai');
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'bai2', file, '--out', out, ...CAL]);
+    const r = await reckonHere(['import', 'bai2', file, '--out', out, ...CAL]);
     expect(r.code).toBe(1);
     const entry = importReport(out, 'bank_statements').imports[0];
     expect(entry.counts).toEqual({ records: 65, groups: 1, accounts: 5, details: 17 });
@@ -109,11 +109,11 @@ describe('BAI2 files', () => {
     expect(lines[0]).toEqual({ statement_id: '700000003/2026-11-02/RECKBANK.261102.1249.1#1', line_id: '1', amount_minor: '-200000', value_date: '2026-11-02', reference: 'RETURN-0001' });
   });
 
-  it('resent with a negative account total, a malformed 88 record and trailing spaces: all evidence', () => {
+  it('resent with a negative account total, a malformed 88 record and trailing spaces: all evidence', async () => {
     const dir = scratch();
     const file = writeBai2(dir, 'continuations-resent.bai');
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'bai2', file, '--out', out, ...CAL]);
+    const r = await reckonHere(['import', 'bai2', file, '--out', out, ...CAL]);
     expect(r.code).toBe(1);
     const entry = importReport(out, 'bank_statements').imports[0];
     expect(entry.control_totals.find((c: any) => c.check === 'bai2.49.account_control_total' && c.scope.startsWith('account 700000002'))).toMatchObject({ declared: '-1260161341762', recomputed: '7999960', status: 'mismatch' });
@@ -127,11 +127,11 @@ describe('BAI2 files', () => {
     expect(entry.control_totals.find((c: any) => c.check === 'bai2.balance_rollforward')).toMatchObject({ declared: '159381194', recomputed: '129678020', status: 'mismatch' });
   });
 
-  it('the resent file names the same file (sender, creation time, file id): the second import into one folder is refused', () => {
+  it('the resent file names the same file (sender, creation time, file id): the second import into one folder is refused', async () => {
     const dir = scratch();
     const out = join(dir, 'sources');
-    expect(reckon(['import', 'bai2', writeBai2(dir, 'continuations.bai'), '--out', out, ...CAL]).code).toBe(1);
-    const r = reckon(['import', 'bai2', writeBai2(dir, 'continuations-resent.bai'), '--out', out, ...CAL]);
+    expect((await reckonHere(['import', 'bai2', writeBai2(dir, 'continuations.bai'), '--out', out, ...CAL])).code).toBe(1);
+    const r = await reckonHere(['import', 'bai2', writeBai2(dir, 'continuations-resent.bai'), '--out', out, ...CAL]);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('statement_id 700000003/2026-11-02/RECKBANK.261102.1249.1#1 was already imported into bank_statements from continuations.bai');
   });
@@ -142,7 +142,7 @@ function bai2File(lines: string[]): string {
 }
 
 describe('BAI2 hand-written', () => {
-  it('JPY has no minor digits: 150000 is ¥150000; interim same-day data (modifier 3) is written as not complete', () => {
+  it('JPY has no minor digits: 150000 is ¥150000; interim same-day data (modifier 3) is written as not complete', async () => {
     const dir = scratch();
     const file = join(dir, 'jpy.bai');
     writeFileSync(file, bai2File([
@@ -156,7 +156,7 @@ describe('BAI2 hand-written', () => {
       '99,2455000,1,8/',
     ]));
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'bai2', file, '--out', out, '--timezone', 'Asia/Tokyo', '--cutoff', '17:00', '--json']);
+    const r = await reckonHere(['import', 'bai2', file, '--out', out, '--timezone', 'Asia/Tokyo', '--cutoff', '17:00', '--json']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(csvOf(out, 'bank_statements', file)).toEqual([{
       business_date: '2026-11-02', timezone: 'Asia/Tokyo', cutoff_local: '17:00', statement_id: 'ACC-JP-1/2026-11-02/BANKJP.261102.1800.7#1', bank_id: 'BANKJP', account_id: 'ACC-JP-1',
@@ -166,11 +166,11 @@ describe('BAI2 hand-written', () => {
     expect(importReport(out, 'bank_statements').imports[0].statements[0].incomplete_because).toEqual(['as-of date modifier 3 (interim same-day data)']);
   });
 
-  it('a detail type code without a direction (700–799) is refused and nothing is written', () => {
+  it('a detail type code without a direction (700–799) is refused and nothing is written', async () => {
     const dir = scratch();
     const file = join(dir, 'loan.bai');
     writeFileSync(file, bai2File(['01,B,O,261102,1800,1,,,2/', '02,O,B,1,261102,,USD,/', '03,A,,010,0,,,015,0,,/', '16,701,500,,,,LOAN/', '49,500,3/', '98,500,1,5/', '99,500,1,7/']));
-    const r = reckon(['import', 'bai2', file, '--out', join(dir, 'sources'), ...CAL]);
+    const r = await reckonHere(['import', 'bai2', file, '--out', join(dir, 'sources'), ...CAL]);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain("loan.bai:4: detail type code '701' is neither a credit (100–399, 920–959) nor a debit (400–699, 960–999)");
     expect(existsSync(join(dir, 'sources'))).toBe(false);

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { reckon, scratchPerTest } from './helpers/cli.js';
+import { reckon, scratchPerTest, reckonHere } from './helpers/cli.js';
 import { bal, camtPage, entry, importedRows, importReport, lineOf, sha256File, twoPageStatement } from './fixtures/import.js';
 import { CAMT_FILES, writeCamt } from './fixtures/camt053.js';
 
@@ -20,12 +20,12 @@ const csvOf = (dir: string, ds: string, p: string) => importedRows(dir, ds, 'cam
 const checks = (entry: any, name: string) => entry.control_totals.filter((c: any) => c.check === name);
 
 describe('camt.053 files', () => {
-  it('imports every camt.053 fixture (exit 0 or 1, datasets and report written)', () => {
+  it('imports every camt.053 fixture (exit 0 or 1, datasets and report written)', async () => {
     for (const name of Object.keys(CAMT_FILES)) {
       const dir = scratch();
       const file = writeCamt(dir, name);
       const out = join(dir, 'sources');
-      const r = reckon(['import', 'camt053', file, '--out', out, ...CAL, '--bank-id', 'TESTBANK', '--json']);
+      const r = await reckonHere(['import', 'camt053', file, '--out', out, ...CAL, '--bank-id', 'TESTBANK', '--json']);
       expect([0, 1], `${name}: ${r.stderr}`).toContain(r.code);
       expect(r.json.files[0].sha256).toBe(sha(file));
       for (const ds of ['bank_statements', 'bank_statement_lines']) {
@@ -36,10 +36,10 @@ describe('camt.053 files', () => {
     }
   });
 
-  it('two statements in one file chain 18.15 → 27.00 → 20.00, each ties', () => {
+  it('two statements in one file chain 18.15 → 27.00 → 20.00, each ties', async () => {
     const dir = scratch();
     const file = writeCamt(dir, 'two-statements.xml');
-    const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL, '--bank-id', 'RECKNL2A', '--json']);
+    const r = await reckonHere(['import', 'camt053', file, '--out', dir, ...CAL, '--bank-id', 'RECKNL2A', '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(csvOf(dir, 'bank_statements', file)).toEqual([
       { business_date: '2026-11-02', timezone: 'Europe/Amsterdam', cutoff_local: '18:00', statement_id: '311EUR0123456789', bank_id: 'RECKNL2A', account_id: 'NL02RECK0123456789', currency: 'EUR', statement_seq: '4711', opening_balance_minor: '1815', closing_balance_minor: '2700', complete: 'true', file_id: `sha256:${sha(file)}` },
@@ -60,10 +60,10 @@ describe('camt.053 files', () => {
     expect(entry.statements[0].detail.period).toEqual({ from: '2026-11-02T00:00:00+01:00', to: '2026-11-02T18:00:00+01:00', from_zone: 'as written', to_zone: 'as written' });
   });
 
-  it('three decimals written: 18.150 + 8.850 ≠ 27.050 is a 0.05 EUR break, kept as evidence and written unchanged', () => {
+  it('three decimals written: 18.150 + 8.850 ≠ 27.050 is a 0.05 EUR break, kept as evidence and written unchanged', async () => {
     const dir = scratch();
     const file = writeCamt(dir, 'three-decimals.xml');
-    const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL, '--bank-id', 'RECKNL2A', '--json']);
+    const r = await reckonHere(['import', 'camt053', file, '--out', dir, ...CAL, '--bank-id', 'RECKNL2A', '--json']);
     expect(r.code, r.stderr).toBe(1);
     const [stmt] = csvOf(dir, 'bank_statements', file);
     expect([stmt.opening_balance_minor, stmt.closing_balance_minor]).toEqual(['1815', '2705']);
@@ -79,10 +79,10 @@ describe('camt.053 files', () => {
     expect(r.json.files[0].control_totals).toEqual({ ok: 0, mismatch: 1, not_checked: 0 });
   });
 
-  it('TxsSummry declares 35 entries totalling 41136.40; the file holds 3 — every total reported, nothing fixed', () => {
+  it('TxsSummry declares 35 entries totalling 41136.40; the file holds 3 — every total reported, nothing fixed', async () => {
     const dir = scratch();
     const file = writeCamt(dir, 'summary-declares-more.xml');
-    const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL]);
+    const r = await reckonHere(['import', 'camt053', file, '--out', dir, ...CAL]);
     expect(r.code, r.stderr).toBe(1);
     const entry = importReport(dir, 'bank_statements').imports[0];
     const summary = entry.control_totals.filter((c: any) => c.check.startsWith('camt053.TxsSummry')).map((c: any) => [c.check, c.declared, c.recomputed, c.status]);
@@ -108,10 +108,10 @@ describe('camt.053 files', () => {
     expect(checks(entry, 'camt053.statement_rollforward')[0]).toMatchObject({ declared: '2303820', recomputed: '1026406', status: 'mismatch' });
   });
 
-  it('debits: batch details 3.50 + 2.50 tie the 6.00 entry; PRCD opens when OPBD is absent', () => {
+  it('debits: batch details 3.50 + 2.50 tie the 6.00 entry; PRCD opens when OPBD is absent', async () => {
     const dir = scratch();
     const file = writeCamt(dir, 'debits-from-prcd.xml');
-    const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL]);
+    const r = await reckonHere(['import', 'camt053', file, '--out', dir, ...CAL]);
     expect(r.code, r.stderr).toBe(1);
     const entry = importReport(dir, 'bank_statements').imports[0];
     expect(checks(entry, 'camt053.Btch.NbOfTxs')).toEqual([expect.objectContaining({ declared: '2', recomputed: '2', status: 'ok' })]);
@@ -127,10 +127,10 @@ describe('camt.053 files', () => {
     expect(entry.mismatches).toEqual([expect.objectContaining({ check: 'camt053.statement_rollforward', declared: '2306', recomputed: '-4306' })]);
   });
 
-  it.each(['04', '08'] as const)('camt.053.001.%s: a later version is read; page 2 of 2 alone is incomplete and a CLBD in SEK is not written as EUR', (version) => {
+  it.each(['04', '08'] as const)('camt.053.001.%s: a later version is read; page 2 of 2 alone is incomplete and a CLBD in SEK is not written as EUR', async (version) => {
     const dir = scratch();
     const file = writeCamt(dir, `version-${version}-page-2.xml`);
-    const r = reckon(['import', 'camt053', file, '--out', dir, ...CAL, '--json']);
+    const r = await reckonHere(['import', 'camt053', file, '--out', dir, ...CAL, '--json']);
     expect(r.code, r.stderr).toBe(1);
     const entry = importReport(dir, 'bank_statements').imports[0];
     expect(entry.format_version).toBe(`camt.053.001.${version}`);
@@ -149,11 +149,11 @@ describe('camt.053 files', () => {
 });
 
 describe('camt.053 hand-written', () => {
-  it('joins two pages given in two files into one complete statement; the page chain and TxsSummry tie', () => {
+  it('joins two pages given in two files into one complete statement; the page chain and TxsSummry tie', async () => {
     const dir = scratch();
     const [p1, p2] = twoPageStatement(dir);
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'camt053', p1, p2, '--out', out, ...CAL, '--json']);
+    const r = await reckonHere(['import', 'camt053', p1, p2, '--out', out, ...CAL, '--json']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(csvOf(out, 'bank_statements', p1)).toEqual([{
       business_date: '2026-11-02', timezone: 'Europe/Amsterdam', cutoff_local: '18:00', statement_id: 'STMT-20261102', bank_id: 'COBADEFFXXX',
@@ -170,11 +170,11 @@ describe('camt.053 hand-written', () => {
     expect(r.json.files.flatMap((f: any) => f.mismatches)).toEqual([]);
   });
 
-  it('page 1 alone: written with its intermediate closing balance and complete=false', () => {
+  it('page 1 alone: written with its intermediate closing balance and complete=false', async () => {
     const dir = scratch();
     const [p1] = twoPageStatement(dir);
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'camt053', p1, '--out', out, ...CAL]);
+    const r = await reckonHere(['import', 'camt053', p1, '--out', out, ...CAL]);
     expect(r.code, r.stderr).toBe(0);
     const [s] = csvOf(out, 'bank_statements', p1);
     expect([s.closing_balance_minor, s.complete]).toEqual(['125050', 'false']);
@@ -183,57 +183,57 @@ describe('camt.053 hand-written', () => {
     ]);
   });
 
-  it('refuses an amount with more decimals than the currency allows (8.855 EUR, 100.5 JPY) and writes nothing', () => {
+  it('refuses an amount with more decimals than the currency allows (8.855 EUR, 100.5 JPY) and writes nothing', async () => {
     for (const [ccy, amt] of [['EUR', '8.855'], ['JPY', '100.5']]) {
       const dir = scratch();
       const file = join(dir, 'bad.xml');
       writeFileSync(file, camtPage({ page: 1, last: true, balances: bal('OPBD', '0', 'CRDT') + bal('CLBD', '0', 'CRDT'), entries: entry('1.00', 'CRDT', '') })
         .replace('<Amt Ccy="EUR">1.00</Amt>', `<Amt Ccy="${ccy}">${amt}</Amt>`));
       const out = join(dir, 'sources');
-      const r = reckon(['import', 'camt053', file, '--out', out, ...CAL]);
+      const r = await reckonHere(['import', 'camt053', file, '--out', out, ...CAL]);
       expect(r.code).toBe(3);
       expect(r.stderr).toContain(`entry amount '${amt}' ${ccy} has more decimals than ${ccy} allows (${ccy === 'EUR' ? 2 : 0}); refused, not rounded`);
       expect(existsSync(out)).toBe(false);
     }
   });
 
-  it('trailing zeros past the exponent are exact (1.500 JPY is refused, 1500.000 JPY is 1500)', () => {
+  it('trailing zeros past the exponent are exact (1.500 JPY is refused, 1500.000 JPY is 1500)', async () => {
     const dir = scratch();
     const file = join(dir, 'jpy.xml');
     writeFileSync(file, camtPage({ page: 1, last: true, balances: bal('OPBD', '0', 'CRDT') + bal('CLBD', '1500.000', 'CRDT'), entries: entry('1500.000', 'CRDT', '') }).replace(/Ccy="EUR"/g, 'Ccy="JPY"').replace('<Ccy>EUR</Ccy>', '<Ccy>JPY</Ccy>'));
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'camt053', file, '--out', out, ...CAL]);
+    const r = await reckonHere(['import', 'camt053', file, '--out', out, ...CAL]);
     expect(r.code, r.stderr).toBe(0);
     expect(csvOf(out, 'bank_statement_lines', file)[0].amount_minor).toBe('1500');
   });
 
-  it('a reference that cannot be a contract id (it holds |) is written empty and reported, the amount kept', () => {
+  it('a reference that cannot be a contract id (it holds |) is written empty and reported, the amount kept', async () => {
     const dir = scratch();
     const file = join(dir, 'pipe.xml');
     writeFileSync(file, camtPage({ page: 1, last: true, balances: bal('OPBD', '0', 'CRDT') + bal('CLBD', '1.00', 'CRDT'), entries: entry('1.00', 'CRDT', '<TxDtls><Refs><EndToEndId>A|B</EndToEndId></Refs></TxDtls>') }));
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'camt053', file, '--out', out, ...CAL]);
+    const r = await reckonHere(['import', 'camt053', file, '--out', out, ...CAL]);
     expect(r.code).toBe(1);
     expect(csvOf(out, 'bank_statement_lines', file)).toEqual([{ statement_id: 'STMT-20261102', line_id: '1', amount_minor: '100', value_date: '2026-11-02', reference: '' }]);
     expect(importReport(out, 'bank_statements').imports[0].mismatches).toEqual([expect.objectContaining({ check: 'reference_not_representable', scope: 'statement STMT-20261102 line 1' })]);
   });
 
-  it('needs a statement calendar: without --timezone/--cutoff or an account map entry nothing is written (exit 2)', () => {
+  it('needs a statement calendar: without --timezone/--cutoff or an account map entry nothing is written (exit 2)', async () => {
     const dir = scratch();
-    const r = reckon(['import', 'camt053', writeCamt(dir, 'two-statements.xml'), '--out', join(dir, 'sources'), '--bank-id', 'X']);
+    const r = await reckonHere(['import', 'camt053', writeCamt(dir, 'two-statements.xml'), '--out', join(dir, 'sources'), '--bank-id', 'X']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('no statement timezone and cutoff');
     expect(existsSync(join(dir, 'sources'))).toBe(false);
   });
 
-  it('the account map names our account, bank and calendar; a re-import replaces its own rows; another file may not re-use a statement id', () => {
+  it('the account map names our account, bank and calendar; a re-import replaces its own rows; another file may not re-use a statement id', async () => {
     const dir = scratch();
     const map = join(dir, 'map.json');
     writeFileSync(map, JSON.stringify({ accounts: [{ provider_account: 'NL02RECK0123456789', currency: 'EUR', account_id: 'BANK-EUR-1', bank_id: 'RECKNL2A', timezone: 'Europe/Amsterdam', cutoff: '17:30:00' }] }));
     const out = join(dir, 'sources');
     const multi = writeCamt(dir, 'two-statements.xml');
     for (let i = 0; i < 2; i++) {
-      const r = reckon(['import', 'camt053', multi, '--out', out, '--account-map', map]);
+      const r = await reckonHere(['import', 'camt053', multi, '--out', out, '--account-map', map]);
       expect(r.code, r.stderr).toBe(0);
     }
     expect(csvOf(out, 'bank_statements', multi).map((s) => [s.account_id, s.bank_id, s.timezone, s.cutoff_local])).toEqual([
@@ -243,17 +243,17 @@ describe('camt.053 hand-written', () => {
     expect(report.imports).toHaveLength(1);
     expect(report.imports[0].settings.account_map).toEqual({ name: 'map.json', sha256: sha(map) });
     // three-decimals.xml holds statement 311EUR… too: refused rather than double-counted by RC04.
-    const r = reckon(['import', 'camt053', writeCamt(dir, 'three-decimals.xml'), '--out', out, '--account-map', map]);
+    const r = await reckonHere(['import', 'camt053', writeCamt(dir, 'three-decimals.xml'), '--out', out, '--account-map', map]);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('statement_id 311EUR0123456789 was already imported into bank_statements from two-statements.xml');
     expect(readdirSync(join(out, 'bank_statements')).sort()).toEqual(['_import_report.json', `import-camt053-${sha(multi).slice(0, 16)}.csv`]);
   });
 
-  it('an account map with errors is refused with every problem named (exit 2)', () => {
+  it('an account map with errors is refused with every problem named (exit 2)', async () => {
     const dir = scratch();
     const map = join(dir, 'map.json');
     writeFileSync(map, JSON.stringify({ accounts: [{ provider_account: 'X', account_id: 'A|B', timezone: 'Mars/Olympus', cutoff: '25:00' }] }));
-    const r = reckon(['import', 'camt053', writeCamt(dir, 'version-04-page-2.xml'), '--out', join(dir, 'sources'), '--account-map', map]);
+    const r = await reckonHere(['import', 'camt053', writeCamt(dir, 'version-04-page-2.xml'), '--out', join(dir, 'sources'), '--account-map', map]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('accounts.0.account_id');
     expect(r.stderr).toContain('accounts.0.timezone: not an IANA time zone');

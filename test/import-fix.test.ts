@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { reckon, scratchPerTest } from './helpers/cli.js';
+import { reckon, scratchPerTest, reckonHere } from './helpers/cli.js';
 import { fixMessage, importedRows, importReport, sha256File } from './fixtures/import.js';
 
 const scratch = scratchPerTest('reckon-import-fix-');
@@ -43,12 +43,12 @@ function session44(): string {
 }
 
 describe('FIX session logs', () => {
-  it('FIX 4.4: fills into venue_fills with venue_seq 1, 2, 3 (MsgSeqNum 5, 7, 10); every control the log carries is checked', () => {
+  it('FIX 4.4: fills into venue_fills with venue_seq 1, 2, 3 (MsgSeqNum 5, 7, 10); every control the log carries is checked', async () => {
     const dir = scratch();
     const log = join(dir, 'xlon-20261102.log');
     writeFileSync(log, session44());
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'fix', log, '--out', out, '--json']);
+    const r = await reckonHere(['import', 'fix', log, '--out', out, '--json']);
     expect(r.code, r.stdout + r.stderr).toBe(1);
     const fileId = `sha256:${sha(log)}`;
     expect(fillsOf(out, log)).toEqual([
@@ -74,7 +74,7 @@ describe('FIX session logs', () => {
     expect(entry.notes).toEqual(['ExecID EX-2 at line 10 repeats the fill at line 9 (resend, PossDupFlag Y); counted once']);
   });
 
-  it('FIX 4.2 with | delimiters: ExecType 2 fills, a busted fill (ExecTransType 1) is not one; the account map names the venue', () => {
+  it('FIX 4.2 with | delimiters: ExecType 2 fills, a busted fill (ExecTransType 1) is not one; the account map names the venue', async () => {
     const dir = scratch();
     const m = (seq: number, body: F) => fixMessage('FIX.4.2', fromVenue(seq, '8', body), { delim: '|' });
     const f42 = (exec: string, trans: string, qty: string): F => [[37, 'V9'], [11, 'C-9'], [17, exec], [20, trans], [150, '2'], [39, '2'], [55, 'AAPL'], [54, '5'], [32, qty], [31, '187.0000'], [15, 'USD'], [60, '20261102-14:30:00']];
@@ -83,7 +83,7 @@ describe('FIX session logs', () => {
     const map = join(dir, 'map.json');
     writeFileSync(map, JSON.stringify({ venues: [{ sender_comp_id: 'XLON', venue_id: 'VENUE-A' }] }));
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'fix', log, '--out', out, '--account-map', map]);
+    const r = await reckonHere(['import', 'fix', log, '--out', out, '--account-map', map]);
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(fillsOf(out, log).map((f) => [f.venue_id, f.venue_fill_id, f.side, f.fill_qty, f.price, f.venue_seq])).toEqual([['VENUE-A', 'E1', 'SELL', '10', '187.0000', '1']]);
     const entry = importReport(out, 'venue_fills').imports[0];
@@ -92,13 +92,13 @@ describe('FIX session logs', () => {
     expect(entry.mismatches.map((x: any) => x.check)).toEqual(['fix.trade_correction']);
   });
 
-  it('a fill without Currency, or with a TransactTime finer than a microsecond, is refused and nothing is written', () => {
+  it('a fill without Currency, or with a TransactTime finer than a microsecond, is refused and nothing is written', async () => {
     for (const [tag, value, message] of [[15, '', 'has no Currency (15)'], [60, '20261102-09:30:00.1234567', 'finer than a microsecond']] as const) {
       const dir = scratch();
       const body = fill('EX-9', 'ORD-9', '1', '1', '1', '20261102-09:30:00', '1', '0', '2').map(([t, v]) => [t, t === tag ? value : v] as [number, string]).filter(([, v]) => v !== '');
       const log = join(dir, 'bad.log');
       writeFileSync(log, `${fixMessage('FIX.4.4', fromVenue(1, '8', body))}\n`);
-      const r = reckon(['import', 'fix', log, '--out', join(dir, 'sources')]);
+      const r = await reckonHere(['import', 'fix', log, '--out', join(dir, 'sources')]);
       expect(r.code).toBe(3);
       expect(r.stderr).toContain(message);
       expect(existsSync(join(dir, 'sources'))).toBe(false);

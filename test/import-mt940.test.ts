@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { reckon, scratchPerTest } from './helpers/cli.js';
+import { reckon, scratchPerTest, reckonHere } from './helpers/cli.js';
 import { importedRows, importReport, sha256File } from './fixtures/import.js';
 import { MT940_FILES, writeMt940 } from './fixtures/mt940.js';
 
@@ -19,22 +19,22 @@ const sha = sha256File;
 const csvOf = (dir: string, ds: string, p: string) => importedRows(dir, ds, 'mt940', p);
 
 describe('MT940 files', () => {
-  it('imports every MT940 fixture', () => {
+  it('imports every MT940 fixture', async () => {
     for (const name of Object.keys(MT940_FILES)) {
       const dir = scratch();
       const file = writeMt940(dir, name);
       const out = join(dir, 'sources');
-      const r = reckon(['import', 'mt940', file, '--out', out, ...CAL]);
+      const r = await reckonHere(['import', 'mt940', file, '--out', out, ...CAL]);
       expect([0, 1], `${name}: ${r.stderr}`).toContain(r.code);
       expect(importReport(out, 'bank_statements').imports[0].file.sha256).toBe(sha(file));
     }
   });
 
-  it('SEPA statements: every statement ties opening + lines = closing, pages :62M:/:60M: joined, RC read as a debit', () => {
+  it('SEPA statements: every statement ties opening + lines = closing, pages :62M:/:60M: joined, RC read as a debit', async () => {
     const dir = scratch();
     const file = writeMt940(dir, 'sepa-statements.sta');
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'mt940', file, '--out', out, ...CAL, '--json']);
+    const r = await reckonHere(['import', 'mt940', file, '--out', out, ...CAL, '--json']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const stmts = csvOf(out, 'bank_statements', file);
     const lines = csvOf(out, 'bank_statement_lines', file);
@@ -72,11 +72,11 @@ describe('MT940 files', () => {
     expect(three.complete).toBe(true);
   });
 
-  it('amount forms: 123456,78 / 123456,7 / 123456, / 0,12 / 00,12 / 001,12 read exactly; openings alone are not written', () => {
+  it('amount forms: 123456,78 / 123456,7 / 123456, / 0,12 / 00,12 / 001,12 read exactly; openings alone are not written', async () => {
     const dir = scratch();
     const file = writeMt940(dir, 'amount-forms.sta');
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'mt940', file, '--out', out, ...CAL]);
+    const r = await reckonHere(['import', 'mt940', file, '--out', out, ...CAL]);
     expect(r.code).toBe(1);
     const entry = importReport(out, 'bank_statements').imports[0];
     expect(entry.statements.map((s: any) => [s.opening.text, s.opening.amount_minor, s.opening.date, s.written])).toEqual([
@@ -91,11 +91,11 @@ describe('MT940 files', () => {
     expect(csvOf(out, 'bank_statements', file)).toEqual([]);
   });
 
-  it('a bank\'s dialect: header lines skipped and noted; both statements written; the file does not tie and says so', () => {
+  it('a bank\'s dialect: header lines skipped and noted; both statements written; the file does not tie and says so', async () => {
     const dir = scratch();
     const file = writeMt940(dir, 'bank-dialect.sta');
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'mt940', file, '--out', out, ...CAL]);
+    const r = await reckonHere(['import', 'mt940', file, '--out', out, ...CAL]);
     expect(r.code).toBe(1);
     const entry = importReport(out, 'bank_statements').imports[0];
     expect(entry.notes[0]).toMatch(/^lines outside any message, skipped: line 1: 'RECKNL2A', line 2: '940', line 3: 'RECKNL2A'/);
@@ -116,7 +116,7 @@ describe('MT940 files', () => {
 const BLOCKS = (mt: string) => `{1:F01OURCOMPAXXX0000000000}{2:O${mt}1200261102DEUTDEFFAXXX00000000002611021200N}{4:`;
 
 describe('MT940 hand-written', () => {
-  it('SWIFT envelope, RD read as a credit, supplementary details, :64:; the sender BIC names the bank', () => {
+  it('SWIFT envelope, RD read as a credit, supplementary details, :64:; the sender BIC names the bank', async () => {
     const dir = scratch();
     const file = join(dir, 'stmt.sta');
     writeFileSync(file, [
@@ -128,7 +128,7 @@ describe('MT940 hand-written', () => {
       ':62F:C261102EUR1175,50', ':64:C261102EUR1175,5', '-}', '',
     ].join('\r\n'));
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'mt940', file, '--out', out, '--timezone', 'Europe/Berlin', '--cutoff', '18:00']);
+    const r = await reckonHere(['import', 'mt940', file, '--out', out, '--timezone', 'Europe/Berlin', '--cutoff', '18:00']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(csvOf(out, 'bank_statements', file)).toEqual([{
       business_date: '2026-11-02', timezone: 'Europe/Berlin', cutoff_local: '18:00', statement_id: 'DE44500105175407324931/00042/2026-11-02', bank_id: 'DEUTDEFF',
@@ -144,14 +144,14 @@ describe('MT940 hand-written', () => {
     expect(entry.statements[0].detail.balances.map((b: any) => [b.tag, b.amount_minor])).toEqual([['60F', '100000'], ['62F', '117550'], ['64', '117550']]);
   });
 
-  it('MT950 pages in two files: joined into one statement when imported together, the page chain checked', () => {
+  it('MT950 pages in two files: joined into one statement when imported together, the page chain checked', async () => {
     const dir = scratch();
     const a = join(dir, 'p1.sta');
     const b = join(dir, 'p2.sta');
     writeFileSync(a, [BLOCKS('950'), ':20:P1', ':25:ACC-1', ':28C:7/1', ':60F:D261101USD50,', ':61:261102C70,NTRFX1', ':62M:C261102USD20,', '-}'].join('\n'));
     writeFileSync(b, [BLOCKS('950'), ':20:P2', ':25:ACC-1', ':28C:7/2', ':60M:C261102USD20,', ':61:261102D5,25NTRFX2', ':62F:C261102USD14,75', '-}'].join('\n'));
     const out = join(dir, 'sources');
-    const r = reckon(['import', 'mt950', a, b, '--out', out, ...CAL]);
+    const r = await reckonHere(['import', 'mt950', a, b, '--out', out, ...CAL]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(csvOf(out, 'bank_statements', a).map((s) => [s.statement_id, s.opening_balance_minor, s.closing_balance_minor, s.complete, s.bank_id])).toEqual([['ACC-1/7/2026-11-02', '-5000', '1475', 'true', 'TESTBANK']]);
     expect(csvOf(out, 'bank_statement_lines', a).map((l) => l.amount_minor)).toEqual(['7000', '-525']);
@@ -160,29 +160,29 @@ describe('MT940 hand-written', () => {
     expect(byName['p2.sta'].control_totals.find((c: any) => c.check === 'mt940.page_chain')).toMatchObject({ declared: '2000', recomputed: '2000', status: 'ok' });
     // Page 2 imported alone: an intermediate opening, so not complete.
     const out2 = join(dir, 'sources2');
-    expect(reckon(['import', 'mt940', b, '--out', out2, ...CAL]).code).toBe(0);
+    expect((await reckonHere(['import', 'mt940', b, '--out', out2, ...CAL])).code).toBe(0);
     expect(csvOf(out2, 'bank_statements', b)[0].complete).toBe('false');
   });
 
-  it('a three-decimal currency: 1,2340 BHD is 1234 fils; 1,2345 BHD is refused and nothing is written', () => {
+  it('a three-decimal currency: 1,2340 BHD is 1234 fils; 1,2345 BHD is refused and nothing is written', async () => {
     const dir = scratch();
     const ok = join(dir, 'ok.sta');
     writeFileSync(ok, [':20:R', ':25:BH-1', ':28C:1', ':60F:C261101BHD1,2340', ':62F:C261102BHD1,234', '-'].join('\n'));
-    expect(reckon(['import', 'mt940', ok, '--out', join(dir, 'a'), ...CAL]).code).toBe(0);
+    expect((await reckonHere(['import', 'mt940', ok, '--out', join(dir, 'a'), ...CAL])).code).toBe(0);
     expect(csvOf(join(dir, 'a'), 'bank_statements', ok)[0].opening_balance_minor).toBe('1234');
     const bad = join(dir, 'bad.sta');
     writeFileSync(bad, [':20:R', ':25:BH-1', ':28C:1', ':60F:C261101BHD1,2345', ':62F:C261102BHD1,234', '-'].join('\n'));
-    const r = reckon(['import', 'mt940', bad, '--out', join(dir, 'b'), ...CAL]);
+    const r = await reckonHere(['import', 'mt940', bad, '--out', join(dir, 'b'), ...CAL]);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain("bad.sta:4: :60F: amount '1.2345' BHD has more decimals than BHD allows (3); refused, not rounded");
     expect(existsSync(join(dir, 'b'))).toBe(false);
   });
 
-  it('a :61: line that cannot be read is refused with its line number', () => {
+  it('a :61: line that cannot be read is refused with its line number', async () => {
     const dir = scratch();
     const bad = join(dir, 'bad.sta');
     writeFileSync(bad, [':20:R', ':25:A', ':28C:1', ':60F:C261101EUR1,00', ':61:261102X1,00NTRFREF', ':62F:C261102EUR1,00', '-'].join('\n'));
-    const r = reckon(['import', 'mt940', bad, '--out', join(dir, 'out'), ...CAL]);
+    const r = await reckonHere(['import', 'mt940', bad, '--out', join(dir, 'out'), ...CAL]);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain("bad.sta:5: :61: '261102X1,00NTRFREF' is not a statement line");
   });

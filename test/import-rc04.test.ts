@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { reckon, scratchPerTest } from './helpers/cli.js';
+import { reckon, scratchPerTest, reckonHere } from './helpers/cli.js';
 import { byKey, findKey, fixMessage, ledgerExtract, twoPageStatement } from './fixtures/import.js';
 import { writeCamt } from './fixtures/camt053.js';
 import { writeDataset } from './fixtures/datasets.js';
@@ -19,7 +19,7 @@ import { writeDataset } from './fixtures/datasets.js';
 const scratch = scratchPerTest('reckon-import-rc04-');
 
 describe('import → RC04', () => {
-  it('a camt.053 statement with its own defects (debits from a PRCD opening): the defects surface as exact RC04 differences', () => {
+  it('a camt.053 statement with its own defects (debits from a PRCD opening): the defects surface as exact RC04 differences', async () => {
     const dir = scratch();
     const sources = join(dir, 'sources');
     const map = join(dir, 'accounts.json');
@@ -35,9 +35,9 @@ describe('import → RC04', () => {
     ]);
     writeDataset(sources, 'venue_fills', [], wm);
     const file = writeCamt(dir, 'debits-from-prcd.xml');
-    const imp = reckon(['import', 'camt053', file, '--out', sources, '--account-map', map, '--watermark', wm]);
+    const imp = await reckonHere(['import', 'camt053', file, '--out', sources, '--account-map', map, '--watermark', wm]);
     expect(imp.code, imp.stdout + imp.stderr).toBe(1); // the file's own roll-forward does not tie
-    const run = reckon(['run', '--control', 'RC04', '--window', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', '--sources', sources, '--store', join(dir, 'store'), '--json', '--quiet']);
+    const run = await reckonHere(['run', '--control', 'RC04', '--window', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', '--sources', sources, '--store', join(dir, 'store'), '--json', '--quiet']);
     expect(run.code, run.stderr).toBe(1);
     const [rc04] = run.json.controls;
     expect(rc04.status).toBe('BREAKS');
@@ -59,7 +59,7 @@ describe('import → RC04', () => {
     expect(report.imports[0].mismatches.map((m: any) => m.check)).toEqual(['camt053.statement_rollforward']);
   });
 
-  it('a two-page camt.053 statement and a FIX log, imported together with their ledger extract, reconcile CLEAN', () => {
+  it('a two-page camt.053 statement and a FIX log, imported together with their ledger extract, reconcile CLEAN', async () => {
     const dir = scratch();
     const sources = join(dir, 'sources');
     const map = join(dir, 'accounts.json');
@@ -74,7 +74,7 @@ describe('import → RC04', () => {
       ['2026-11-02T16:30:00Z', 'PS-1004', '1', 'BANK-EUR-1', 'DEBIT', '5000'], ['2026-11-02T16:30:00Z', 'PS-1004', '2', 'CLIENT-2', 'CREDIT', '5000'],
     ]);
     const [p1, p2] = twoPageStatement(dir);
-    const camt = reckon(['import', 'camt053', p1, p2, '--out', sources, '--account-map', map, '--watermark', wm]);
+    const camt = await reckonHere(['import', 'camt053', p1, p2, '--out', sources, '--account-map', map, '--watermark', wm]);
     expect(camt.code, camt.stdout + camt.stderr).toBe(0);
     const body = (seq: number, exec: string, qty: string, time: string): [number, string][] => [
       [35, '8'], [49, 'XLON'], [56, 'OURFIRM'], [34, String(seq)], [52, time], [37, 'V1'], [11, 'ORD-1'], [17, exec], [150, 'F'], [39, '1'],
@@ -88,9 +88,9 @@ describe('import → RC04', () => {
       fixMessage('FIX.4.4', body(4, 'EX-2', '50', '20261102-09:31:00')),
       '',
     ].join('\n'));
-    const fix = reckon(['import', 'fix', log, '--out', sources, '--watermark', wm]);
+    const fix = await reckonHere(['import', 'fix', log, '--out', sources, '--watermark', wm]);
     expect(fix.code, fix.stdout + fix.stderr).toBe(0);
-    const run = reckon(['run', '--control', 'RC04', '--window', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', '--sources', sources, '--store', join(dir, 'store'), '--json', '--quiet']);
+    const run = await reckonHere(['run', '--control', 'RC04', '--window', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', '--sources', sources, '--store', join(dir, 'store'), '--json', '--quiet']);
     expect(run.code, run.stderr + JSON.stringify(run.json?.controls?.[0]?.differences)).toBe(0);
     const [rc04] = run.json.controls;
     expect(rc04.status).toBe('CLEAN');
@@ -103,8 +103,8 @@ describe('import → RC04', () => {
     // The same day with the statement read in UTC (cutoff 17:30Z): PS-1004 now falls inside the statement.
     const utcMap = join(dir, 'utc.json');
     writeFileSync(utcMap, JSON.stringify({ accounts: [{ provider_account: 'DE89370400440532013000', account_id: 'BANK-EUR-1', timezone: 'UTC', cutoff: '17:30' }] }));
-    expect(reckon(['import', 'camt053', p1, p2, '--out', sources, '--account-map', utcMap]).code).toBe(0);
-    const utc = reckon(['run', '--control', 'RC04', '--window', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', '--sources', sources, '--store', join(dir, 'store2'), '--json', '--quiet']);
+    expect((await reckonHere(['import', 'camt053', p1, p2, '--out', sources, '--account-map', utcMap])).code).toBe(0);
+    const utc = await reckonHere(['run', '--control', 'RC04', '--window', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', '--sources', sources, '--store', join(dir, 'store2'), '--json', '--quiet']);
     expect(byKey(utc.json.controls[0].differences).map((d) => [d[0], d[1]])).toEqual([
       ['BANK_CASH_MISMATCH', 'STMT-20261102'], ['LEDGER_CASH_UNMATCHED', 'PS-1004'],
     ]);

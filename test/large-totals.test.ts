@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, reckon, scratchDir, type CliResult } from './helpers/cli.js';
+import { ROOT, reckon, scratchDir, type CliResult, reckonHere } from './helpers/cli.js';
 import { withDuck } from './helpers/duckdb.js';
 
 type Totals = Record<string, string | Record<string, string>>;
@@ -35,9 +35,9 @@ describe('keyed totals beyond the inline limit', () => {
   let inline: CliResult;
   let large: CliResult;
 
-  beforeAll(() => {
-    inline = reckon(['run', '--date', '2026-11-02', '--sources', DAY, '--store', join(tmp.dir, 'a'), '--json', '--quiet']);
-    large = reckon(['run', '--date', '2026-11-02', '--sources', DAY, '--store', join(tmp.dir, 'b'), '--json', '--quiet'], { env: { RECKON_INLINE_TOTAL_KEYS: '2' } });
+  beforeAll(async () => {
+    inline = await reckonHere(['run', '--date', '2026-11-02', '--sources', DAY, '--store', join(tmp.dir, 'a'), '--json', '--quiet']);
+    large = await reckonHere(['run', '--date', '2026-11-02', '--sources', DAY, '--store', join(tmp.dir, 'b'), '--json', '--quiet'], { env: { RECKON_INLINE_TOTAL_KEYS: '2' } });
   });
   afterAll(() => tmp.cleanup());
 
@@ -80,12 +80,12 @@ describe('keyed totals beyond the inline limit', () => {
         if (typeof v === 'object') expect(fromOutput.get(`${c.control_id}/${name}`)).toEqual(v);
       }
     }
-    const verify = reckon(['manifest', 'verify', '--store', join(tmp.dir, 'b')]);
+    const verify = await reckonHere(['manifest', 'verify', '--store', join(tmp.dir, 'b')]);
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   });
 
-  it('refuses a limit that is not a positive integer (exit 2)', () => {
-    const r = reckon(['run', '--date', '2026-11-02', '--sources', DAY, '--store', join(tmp.dir, 'c'), '--quiet'], { env: { RECKON_INLINE_TOTAL_KEYS: '0' } });
+  it('refuses a limit that is not a positive integer (exit 2)', async () => {
+    const r = await reckonHere(['run', '--date', '2026-11-02', '--sources', DAY, '--store', join(tmp.dir, 'c'), '--quiet'], { env: { RECKON_INLINE_TOTAL_KEYS: '0' } });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('RECKON_INLINE_TOTAL_KEYS');
   });

@@ -10,7 +10,7 @@ import { publishManifest } from '../pipeline/publish/manifest-chain.js';
 import { chainHead } from '../pipeline/store/manifests.js';
 import { AlreadyExistsError } from '../pipeline/store/object-store.js';
 import { openStore } from '../pipeline/store/open-store.js';
-import { ROOT, reckon, scratchDir, type CliResult } from './helpers/cli.js';
+import { ROOT, reckon, scratchDir, type CliResult, reckonHere } from './helpers/cli.js';
 
 const SOURCES = join(ROOT, 'fixtures', 'sample-day', 'sources');
 
@@ -20,8 +20,8 @@ describe('manifest immutability and verification', () => {
   let run: CliResult;
   let key: string;
 
-  beforeAll(() => {
-    run = reckon(['run', '--date', '2026-11-02', '--control', 'RC01,RC03', '--sources', SOURCES, '--store', store, '--json', '--quiet']);
+  beforeAll(async () => {
+    run = await reckonHere(['run', '--date', '2026-11-02', '--control', 'RC01,RC03', '--sources', SOURCES, '--store', store, '--json', '--quiet']);
     key = run.json.manifest.path.slice(store.length + 1);
   });
   afterAll(() => tmp.cleanup());
@@ -55,12 +55,12 @@ describe('manifest immutability and verification', () => {
     expect((await s.get(key))!.equals(before)).toBe(true);
   });
 
-  it('manifest verify exits 0 on the intact store', () => {
-    const v = reckon(['manifest', 'verify', '--store', store]);
+  it('manifest verify exits 0 on the intact store', async () => {
+    const v = await reckonHere(['manifest', 'verify', '--store', store]);
     expect(v.code, v.stdout + v.stderr).toBe(0);
   });
 
-  it('manifest verify exits 1 after a one-byte edit and names the manifest', () => {
+  it('manifest verify exits 1 after a one-byte edit and names the manifest', async () => {
     const path = join(store, key);
     const bytes = readFileSync(path);
     const at = bytes.indexOf(Buffer.from('"trigger":"manual"')) + '"trigger":"'.length;
@@ -68,10 +68,10 @@ describe('manifest immutability and verification', () => {
     bytes[at] = 'M'.charCodeAt(0); // "manual" → "Manual": one byte, still valid JSON
     chmodSync(path, 0o644);
     writeFileSync(path, bytes);
-    const v = reckon(['manifest', 'verify', '--store', store]);
+    const v = await reckonHere(['manifest', 'verify', '--store', store]);
     expect(v.code).toBe(1);
     expect(v.stdout + v.stderr).toContain(key.split('/').pop()!);
-    const j = reckon(['manifest', 'verify', '--store', store, '--json']);
+    const j = await reckonHere(['manifest', 'verify', '--store', store, '--json']);
     expect(j.code).toBe(1);
     expect(j.json.ok).toBe(false);
     expect(j.json.problems.map((p: any) => p.key)).toContain(key);

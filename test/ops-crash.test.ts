@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reckon, reckonAsync, scratchDir } from './helpers/cli.js';
+import { reckon, reckonAsync, scratchDir, reckonHere } from './helpers/cli.js';
 import { DAY_WINDOW as WINDOW, SAMPLE_DAY as SOURCES } from './fixtures/days.js';
 const tmp = scratchDir('reckon-crash-');
 afterAll(() => tmp.cleanup());
@@ -38,12 +38,12 @@ describe('SIGKILL at any point', () => {
       await new Promise((r) => child.on('exit', r));
       expect(manifests(store)).toEqual([]);
       expect(outputs(store)).toEqual([]);
-      const rerun = reckon(['run', '--window', WINDOW, '--sources', SOURCES, '--store', store, '--json']);
+      const rerun = await reckonHere(['run', '--window', WINDOW, '--sources', SOURCES, '--store', store, '--json']);
       expect(rerun.code).toBe(1);
       expect(rerun.json.status).toBe('BREAKS');
       expect(manifests(store)).toHaveLength(1);
       expect(listFiles(join(store, '_staging'))).toEqual([]);
-      expect(reckon(['manifest', 'verify', '--store', store]).code).toBe(0);
+      expect((await reckonHere(['manifest', 'verify', '--store', store])).code).toBe(0);
     });
   }
 
@@ -55,11 +55,11 @@ describe('SIGKILL at any point', () => {
     await new Promise((r) => child.on('exit', r));
     expect(manifests(store)).toHaveLength(1);
     expect(outputs(store)).toEqual([]);
-    const rerun = reckon(['run', '--window', WINDOW, '--sources', SOURCES, '--store', store, '--json']);
+    const rerun = await reckonHere(['run', '--window', WINDOW, '--sources', SOURCES, '--store', store, '--json']);
     expect(rerun.code).toBe(1);
     expect(manifests(store)).toHaveLength(2);
     expect(outputs(store).filter((f) => f.endsWith(".parquet"))).toHaveLength(12); // 6 tables × 2 runs
-    expect(reckon(['manifest', 'verify', '--store', store]).code).toBe(0);
+    expect((await reckonHere(['manifest', 'verify', '--store', store])).code).toBe(0);
   });
 });
 
@@ -68,14 +68,14 @@ describe('one run per window', () => {
     const store = join(tmp.dir, 'store-lock');
     const { child, paused } = startPaused(store, 'computing');
     await paused;
-    const second = reckon(['run', '--window', WINDOW, '--sources', SOURCES, '--store', store, '--json']);
+    const second = await reckonHere(['run', '--window', WINDOW, '--sources', SOURCES, '--store', store, '--json']);
     expect(second.code).toBe(5);
     expect(second.stderr).toMatch(/is being run by run-/);
-    const otherWindow = reckon(['run', '--window', '2026-11-01T00:00:00Z/2026-11-02T00:00:00Z', '--sources', SOURCES, '--store', store, '--control', 'RC01', '--json']);
+    const otherWindow = await reckonHere(['run', '--window', '2026-11-01T00:00:00Z/2026-11-02T00:00:00Z', '--sources', SOURCES, '--store', store, '--control', 'RC01', '--json']);
     expect([0, 1]).toContain(otherWindow.code);
     child.kill('SIGKILL');
     await new Promise((r) => child.on('exit', r));
-    const third = reckon(['run', '--window', WINDOW, '--sources', SOURCES, '--store', store, '--json']);
+    const third = await reckonHere(['run', '--window', WINDOW, '--sources', SOURCES, '--store', store, '--json']);
     expect(third.code).toBe(1);
     const m = JSON.parse(readFileSync(third.json.manifest.path, 'utf8'));
     expect(m.leases.map((l: { control_id: string; fencing_token: number }) => [l.control_id, l.fencing_token])).toEqual(

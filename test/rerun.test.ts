@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { breakId } from '../pipeline/breaks/break-id.js';
-import { ROOT, reckon, scratchDir, type CliResult } from './helpers/cli.js';
+import { ROOT, reckon, scratchDir, type CliResult, reckonHere } from './helpers/cli.js';
 
 const SOURCES = join(ROOT, 'fixtures', 'sample-day', 'sources');
 
@@ -23,9 +23,9 @@ describe('the same window twice on one store', () => {
   let first: CliResult;
   let second: CliResult;
 
-  beforeAll(() => {
-    first = reckon(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet']);
-    second = reckon(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet',
+  beforeAll(async () => {
+    first = await reckonHere(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet']);
+    second = await reckonHere(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet',
       '--trigger', 'incident', '--rerun-of', first.json?.run_id ?? 'missing', '--reason', 'rerun test']);
   });
   afterAll(() => tmp.cleanup());
@@ -55,12 +55,12 @@ describe('the same window twice on one store', () => {
     expect(new Set(diffs(second).map((d) => d.disposition))).toEqual(new Set(['REOBSERVED']));
   });
 
-  it('lists no break twice, in a run or in the store', () => {
+  it('lists no break twice, in a run or in the store', async () => {
     for (const r of [first, second]) {
       const ids = diffs(r).map((d) => d.break_id);
       expect(new Set(ids).size).toBe(ids.length);
     }
-    const list = reckon(['breaks', 'list', '--store', store, '--json']);
+    const list = await reckonHere(['breaks', 'list', '--store', store, '--json']);
     expect(list.code, list.stderr).toBe(0);
     const rows: any[] = Array.isArray(list.json) ? list.json : list.json.breaks;
     const ids = rows.map((b) => b.break_id);

@@ -67,3 +67,12 @@ export function scratchDir(prefix = 'reckon-test-'): { dir: string; cleanup: () 
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/**
+ * `reckon()` in this process: the same arguments, working folder and environment (the test
+ * process's own merged with `env`) through pipeline/cli/main.ts, without a child process. For
+ * tests of what a command does, not of the process around it (exit on a signal, stdin, kills).
+ */
+export function reckonHere(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+  return reckonIn(args, { cwd: opts.cwd, env: { ...process.env, ...opts.env } });
+}
