@@ -13,6 +13,7 @@ import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/cli
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AlreadyExistsError } from '../pipeline/store/object-store.js';
+import { exitCodeOf, StoreError } from '../pipeline/core/errors.js';
 import { fullJitterDelay, isRetryable, parseS3Url } from '../pipeline/store/s3-client.js';
 import { openS3Store, S3ObjectStore } from '../pipeline/store/s3-store.js';
 import { stageS3Sources } from '../pipeline/sources/s3-sources.js';
@@ -216,6 +217,16 @@ describe('write-once publication', () => {
 
   it('refuses a store whose bucket does not exist (exit 2)', async () => {
     await expect(openS3Store('s3://no-such-bucket/x', { client, retry: FAST })).rejects.toThrow(/cannot be listed: NoSuchBucket/);
+  });
+
+  it('a listing that fails after the store was opened is a StoreError naming the prefix, never an empty listing (issue 18)', async () => {
+    // The bucket goes away (or the credentials lose s3:ListBucket) while the store is in use.
+    const store = new S3ObjectStore('s3://no-such-bucket/x', { client, retry: FAST });
+    const err = await store.list('manifests').then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).reason).toBe('list_failed');
+    expect((err as StoreError).message).toMatch(/^the store prefix s3:\/\/no-such-bucket\/x\/manifests cannot be listed: NoSuchBucket/);
+    expect(exitCodeOf(err)).toBe(2);
   });
 });
 

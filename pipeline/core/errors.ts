@@ -35,6 +35,24 @@ export class SignatureError extends ReckonError {
   }
 }
 
+/**
+ * The store cannot be used as it is (exit 2, like a deployment mistake): a folder that cannot be
+ * listed, a store that is read-only or full, an object in it that cannot be read or does not match
+ * what was published. `path` names the folder, key or object; `reason` is a stable code
+ * (`list_failed`, `read_only`, `no_space`, `not_permitted`, `write_failed`, `read_failed`,
+ * `corrupt_object`, `unverifiable_head`). Never a reason to treat the store as empty.
+ */
+export class StoreError extends ReckonError {
+  readonly path: string;
+  readonly reason: string;
+  constructor(message: string, opts: { path: string; reason: string; cause?: unknown }) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'StoreError';
+    this.path = opts.path;
+    this.reason = opts.reason;
+  }
+}
+
 /** Where an input problem is: dataset, file, row (1-based), column and the rule it breaks. */
 export interface InputProblem {
   readonly message: string;

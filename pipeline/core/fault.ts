@@ -4,10 +4,10 @@
  * `reckon-fault: paused at <phase>` on stderr when it reaches it and waits there forever, so a
  * test can SIGKILL the process at exactly that point; `<phase>:<ms>` pauses for ms milliseconds
  * only (to change the world under a running run). Unset, it costs nothing.
- * Phases (core/settings.ts FAULT_PHASES): leased, extracting (a sources file: every reader of a
- * database waits once the first dataset is read, inside the snapshot), loading, computing, planned,
- * staged, published, promoted, writing-breaks (after the first break object is written),
- * breaks-written.
+ * Phases (core/settings.ts FAULT_PHASES), in run order: leased, extracting (a sources file: every
+ * reader of a database waits once the first dataset is read, inside the snapshot), loading,
+ * computing, planned, staged, manifest_written (between the manifest and its `.sha256`),
+ * published, promoted, writing-breaks (after the first break object is written), breaks-written.
  */
 import type { FaultPause, FaultPhase } from './settings.js';
 

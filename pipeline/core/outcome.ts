@@ -7,7 +7,7 @@
  */
 import type { ControlStatus } from '../../manifests/v1/schema.js';
 import {
-  AthenaQueryError, ConcurrencyError, ConfigError, EvidenceIntegrityError, InputError, InternalError, ManifestVersionError, SignatureError, TransitionRuleError,
+  AthenaQueryError, ConcurrencyError, ConfigError, EvidenceIntegrityError, InputError, InternalError, ManifestVersionError, SignatureError, StoreError, TransitionRuleError,
 } from './errors.js';
 
 /** Exit codes of CONTRACT §7. Published values; never renumbered. */
@@ -99,6 +99,7 @@ export const ERROR_EXIT_CODES: readonly ErrorExit[] = [
   row(ConfigError, ExitCode.USAGE),
   row(TransitionRuleError, ExitCode.USAGE),
   row(SignatureError, ExitCode.USAGE),
+  row(StoreError, ExitCode.USAGE),
   row(InputError, ExitCode.INCOMPLETE),
   row(ConcurrencyError, (e) => (e.kind === 'lock' ? ExitCode.LOCKED : ExitCode.TRANSITION_LOST)),
   row(InternalError, ExitCode.INTERNAL),

@@ -3,27 +3,135 @@
  * hashed with SHA-256, written once under `manifests/<sequence>-<run_id>.json` with its digest in
  * a write-once `.sha256` beside it. The chain is linear per store: publication holds a store-wide
  * lock, reads the head, and records the head's SHA-256 as `previous_manifest_sha256`.
+ *
+ * The manifest's bytes are the commit point; its `.sha256` is derived from them, so a run killed
+ * between the two writes leaves a published manifest without its digest file. Before writing the
+ * manifest a run records the digest it is about to publish under its staging prefix
+ * (`_staging/<run_id>/_manifest.json`); the next run completes such a publication by writing the
+ * `.sha256` — but only when something other than the manifest itself proves the bytes are the ones
+ * published: that digest record, or the next manifest's `previous_manifest_sha256`. A manifest
+ * edited after it was written matches neither and is never "repaired"; a chain whose head cannot
+ * be proven is never extended (StoreError, exit 2), so an edit is not buried under later links.
  */
 import { canonicalJson } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
-import { ConcurrencyError } from '../core/errors.js';
-import { chainHead } from '../store/manifests.js';
-import type { ObjectStore } from '../store/object-store.js';
+import { NO_FAULTS, type FaultPoints } from '../core/fault.js';
+import { ConcurrencyError, StoreError } from '../core/errors.js';
+import { chainHead, MANIFEST_KEY } from '../store/manifests.js';
+import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
 import { withPublishLock } from './publish-lock.js';
 
+/** The `.sha256` key beside a manifest key. */
+export const sidecarKey = (manifestKey: string): string => manifestKey.replace(/\.json$/, '.sha256');
+
+/** The digest record a run writes before its manifest (deleted with its staging once the run is finished). */
+export const digestRecordKey = (runId: string): string => `_staging/${runId}/_manifest.json`;
+
+const sidecarText = (key: string, sha256: string) => `${sha256}  ${key.split('/').pop()}\n`;
+const sidecarDigest = (body: Buffer) => body.toString('utf8').split(/\s+/)[0];
+const runIdOf = (key: string) => /\/[0-9]{8}-(.+)\.json$/.exec(key)?.[1] ?? '';
+
+/** Writes a manifest's `.sha256` once; one that exists with the same digest is fine (another run completed it first). */
+async function putSidecar(store: ObjectStore, key: string, sha256: string): Promise<void> {
+  try {
+    await store.putOnce(sidecarKey(key), sidecarText(key, sha256));
+  } catch (e) {
+    if (!(e instanceof AlreadyExistsError)) throw e;
+    const existing = await store.get(sidecarKey(key));
+    if (!existing || sidecarDigest(existing) !== sha256) throw new StoreError(`${sidecarKey(key)} exists with another digest than ${sha256}; it is never overwritten`, { path: sidecarKey(key), reason: 'corrupt_object' });
+  }
+}
+
+/** What proves a manifest's bytes without its `.sha256`, or why nothing does. */
+export type ManifestProof =
+  | { readonly proven: true; readonly by: string }
+  | { readonly proven: false; readonly why: string };
+
 /**
- * Publishes a manifest: under the publish lock, fills in the chain link, writes the canonical
- * bytes once and the digest beside them. `build` receives the chain fields. Returns the key and
- * SHA-256. A second write of the same key fails (AlreadyExistsError).
+ * Proves the bytes of the manifest `key` (SHA-256 `sha256`) without its `.sha256`: its run's
+ * digest record names the same key and digest, or `nextPrevious` (the next manifest's
+ * `previous_manifest_sha256`, when there is one) equals it. Read-only.
+ */
+export async function proveManifest(store: ObjectStore, key: string, sha256: string, nextPrevious?: string | null): Promise<ManifestProof> {
+  const record = await store.get(digestRecordKey(runIdOf(key)));
+  let recorded: { key?: unknown; sha256?: unknown } | undefined;
+  try { recorded = record ? (JSON.parse(record.toString('utf8')) as { key?: unknown; sha256?: unknown }) : undefined; } catch { recorded = undefined; }
+  if (recorded?.key === key && recorded.sha256 === sha256) return { proven: true, by: `the digest its run recorded before publishing (${digestRecordKey(runIdOf(key))})` };
+  if (nextPrevious === sha256) return { proven: true, by: 'the next manifest\'s previous_manifest_sha256' };
+  if (recorded?.key === key) return { proven: false, why: `its run recorded the digest ${String(recorded.sha256)} before publishing, but the bytes hash to ${sha256}: the manifest was changed after it was written` };
+  if (nextPrevious) return { proven: false, why: `the next manifest links to ${nextPrevious}, but the bytes hash to ${sha256}: the manifest was changed after the next one was published` };
+  return { proven: false, why: 'no digest record of its run and no later manifest prove its bytes' };
+}
+
+/** One manifest whose publication was completed (or could not be), for the run's log. */
+export interface SidecarRepair {
+  readonly key: string;
+  readonly completed: boolean;
+  readonly message: string;
+}
+
+/**
+ * Completes publications stopped between a manifest and its `.sha256` (a run killed there): for
+ * every manifest without one, writes it when proveManifest proves the bytes, and reports the
+ * others, which stay unverifiable (`manifest verify` names them) and are never given a digest of
+ * their current bytes. Idempotent; one listing, and reads only for manifests without a digest file.
+ */
+export async function completeSidecars(store: ObjectStore): Promise<SidecarRepair[]> {
+  const listed = await store.list('manifests');
+  const has = new Set(listed);
+  const keys = listed.filter((k) => MANIFEST_KEY.test(k)).sort();
+  const repairs: SidecarRepair[] = [];
+  for (const [i, key] of keys.entries()) {
+    if (has.has(sidecarKey(key))) continue;
+    const bytes = await store.get(key);
+    if (!bytes) continue;
+    const sha256 = sha256Hex(bytes);
+    const next = keys[i + 1] ? await store.get(keys[i + 1]) : undefined;
+    let nextPrevious: string | null | undefined;
+    try { nextPrevious = next ? (JSON.parse(next.toString('utf8')) as { chain?: { previous_manifest_sha256?: string | null } }).chain?.previous_manifest_sha256 : undefined; } catch { nextPrevious = undefined; }
+    const proof = await proveManifest(store, key, sha256, nextPrevious);
+    if (proof.proven) {
+      await putSidecar(store, key, sha256);
+      repairs.push({ key, completed: true, message: `completed the publication of ${key}: its run stopped before writing ${sidecarKey(key)}, now written with SHA-256 ${sha256}, proven by ${proof.by}` });
+    } else {
+      repairs.push({ key, completed: false, message: `${key} has no ${sidecarKey(key).split('/').pop()} and it is not written: ${proof.why}` });
+    }
+  }
+  return repairs;
+}
+
+/**
+ * Throws StoreError (exit 2) unless the chain head's bytes match its published `.sha256`: a
+ * chain is extended only from a head that verifies, so an edited or unproven head is never
+ * covered by a new link.
+ */
+async function assertHeadVerifies(store: ObjectStore, head: { key: string | null; sha256: string | null }): Promise<void> {
+  if (!head.key) return;
+  const side = await store.get(sidecarKey(head.key));
+  if (!side) throw new StoreError(`the chain head ${head.key} has no ${sidecarKey(head.key).split('/').pop()} and nothing proves its bytes; no manifest is published on top of it (run 'reckon manifest verify' and restore the head)`, { path: head.key, reason: 'unverifiable_head' });
+  if (sidecarDigest(side) !== head.sha256) throw new StoreError(`the chain head ${head.key} hashes to ${head.sha256}, its .sha256 says ${sidecarDigest(side)}: it was changed after publication; no manifest is published on top of it (run 'reckon manifest verify')`, { path: head.key, reason: 'unverifiable_head' });
+}
+
+/**
+ * Publishes a manifest: under the publish lock, completes any half-written publication, checks
+ * that the head verifies, fills in the chain link, records the digest under the run's staging
+ * prefix, then writes the canonical bytes once and the digest beside them. `build` receives the
+ * chain fields; `onRepair` hears of each half-written publication completed (or not), `fault` is
+ * the crash-test seam (`manifest_written`, between the manifest and its digest). Returns the key
+ * and SHA-256. A second write of the same key fails (AlreadyExistsError); an unverifiable head is
+ * StoreError (exit 2).
  */
 export async function publishManifest(
   store: ObjectStore,
   runId: string,
   build: (chain: { sequence: number; previous_manifest_sha256: string | null }) => ManifestV1 | Promise<ManifestV1>,
+  opts: { readonly onRepair?: (r: SidecarRepair) => void; readonly fault?: FaultPoints } = {},
 ): Promise<{ key: string; sha256: string; manifest: ManifestV1 }> {
   return withPublishLock(store, async () => {
+    for (const r of await completeSidecars(store)) opts.onRepair?.(r);
     const head = await chainHead(store);
+    await assertHeadVerifies(store, head);
     const manifest = await build({ sequence: head.sequence + 1, previous_manifest_sha256: head.sha256 });
     // Belt and braces: the sequence must still be free (a lock holder that outlived its expiry
     // could otherwise fork the chain).
@@ -32,9 +140,11 @@ export async function publishManifest(
     parseManifest(manifest);
     const bytes = canonicalJson(manifest);
     const sha256 = sha256Hex(bytes);
-    const key = `manifests/${String(head.sequence + 1).padStart(8, '0')}-${runId}.json`;
+    const key = `${seqPrefix}${runId}.json`;
+    await store.putOnce(digestRecordKey(runId), canonicalJson({ key, sha256 }));
     await store.putOnce(key, bytes);
-    await store.putOnce(key.replace(/\.json$/, '.sha256'), `${sha256}  ${key.split('/').pop()}\n`);
+    await (opts.fault ?? NO_FAULTS)('manifest_written');
+    await putSidecar(store, key, sha256);
     return { key, sha256, manifest };
   });
 }

@@ -9,6 +9,7 @@ import { verifyBreakLogs, type LogCounts, type LogFinding, type ManifestRef } fr
 import { canonicalJson } from '../core/canonical.js';
 import { hashFile, sha256Hex } from '../core/digest.js';
 import type { ObjectStore } from '../store/object-store.js';
+import { proveManifest } from './manifest-chain.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
 
 /**
@@ -29,6 +30,20 @@ async function verifyInputs(key: string, doc: ManifestV1): Promise<VerifyProblem
     }
   }
   return problems;
+}
+
+/**
+ * The finding for a manifest without its `.sha256`: whether its bytes are still proven (a run
+ * stopped between the two writes; the next run completes it) or not (manifest-chain.ts).
+ */
+async function missingSidecar(store: ObjectStore, keys: readonly string[], key: string, sha: string): Promise<string> {
+  const next = keys[keys.indexOf(key) + 1];
+  let nextPrevious: string | null | undefined;
+  try { nextPrevious = next ? (JSON.parse((await store.get(next))!.toString('utf8')) as ManifestV1).chain?.previous_manifest_sha256 : undefined; } catch { nextPrevious = undefined; }
+  const proof = await proveManifest(store, key, sha, nextPrevious);
+  return proof.proven
+    ? `its .sha256 digest file is missing: its run stopped between the manifest and its digest; the bytes (SHA-256 ${sha}) are proven by ${proof.by}, and the next 'reckon run' on this store writes it`
+    : `its .sha256 digest file is missing and nothing proves its bytes: ${proof.why}`;
 }
 
 /** One finding of `manifest verify`. */
@@ -59,7 +74,7 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
     const seq = Number(m[1]);
     if (seq !== expectedSeq) problems.push({ key, problem: `sequence ${seq} where ${expectedSeq} was expected: a manifest is missing or out of order` });
     const side = await store.get(key.replace(/\.json$/, '.sha256'));
-    if (!side) problems.push({ key, problem: 'its .sha256 digest file is missing' });
+    if (!side) problems.push({ key, problem: await missingSidecar(store, keys, key, sha) });
     else if (side.toString('utf8').split(/\s+/)[0] !== sha) problems.push({ key, problem: `SHA-256 ${sha} differs from the published digest ${side.toString('utf8').split(/\s+/)[0]}: the manifest was edited` });
     let doc: ManifestV1 | undefined;
     try {

@@ -1,9 +1,10 @@
 /**
  * Phase 6, publish (CONTRACT §6): the commit point. Gathers the code parts (SQL and definition
  * hashes, version, commit, fingerprints), then under the store's publish lock checks the leases'
- * fencing tokens and writes the manifest once (publish/manifest-document.ts builds it), listing
- * the run's staged break plan and heads checkpoint. Fault point `published` (manifest written,
- * outputs and break objects still staged).
+ * fencing tokens and writes the manifest once (publish/manifest-document.ts builds it), first
+ * completing a publication an earlier run left half-written, and listing the run's staged break
+ * plan and heads checkpoint. Fault points `manifest_written` (manifest without its `.sha256`) and
+ * `published` (manifest written, outputs and break objects still staged).
  */
 import { readFile } from 'node:fs/promises';
 import { repoPath } from '../core/paths.js';
@@ -38,7 +39,7 @@ export async function publishRun(ctx: RunContext, inputs: LoadedInputs, evaluate
     ctx.timings.publish_ms = Math.round(performance.now() - publishStart);
     ctx.timings.wall_ms = Math.round(performance.now() - ctx.originMs);
     return manifestDocument(manifestParts(ctx, inputs, settled, outputs, { code, fingerprints, chain }));
-  });
+  }, { onRepair: (r) => ctx.logger.warn(r.message), fault: ctx.fault });
   await ctx.fault('published');
   return published;
 }

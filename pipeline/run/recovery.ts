@@ -4,11 +4,13 @@
  * planned break objects written, bound to its manifest: publish/staging.ts finishPublication), and
  * the staging of a run that died before publishing — its outputs and its break plan — is dropped,
  * so the store holds no break object of a run that never published. A staging whose owner is still
- * alive is left alone.
+ * alive is left alone. A manifest left without its `.sha256` is completed first, when the digest its
+ * run recorded under staging (or the next manifest's link) proves its bytes (issue 18).
  */
 import { hostname } from 'node:os';
 import type { RunLogger } from '../core/log.js';
 import { LEASE_TTL_MS } from '../publish/lease.js';
+import { completeSidecars } from '../publish/manifest-chain.js';
 import { recoverStaging } from '../publish/staging.js';
 import { findManifest } from '../store/manifests.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -28,8 +30,15 @@ async function ownerAlive(store: ObjectStore, runId: string): Promise<boolean> {
   } catch { return false; }
 }
 
-/** Finishes earlier runs of `store`: rolls published ones forward and drops the staging of dead unpublished ones, with a warning for each. */
+/**
+ * Finishes earlier runs of `store`: completes publications stopped between a manifest and its
+ * `.sha256` (issue 18), rolls published runs forward and drops the staging of dead unpublished
+ * ones, with a warning for each.
+ */
 export async function recoverEarlierRuns(store: ObjectStore, logger: RunLogger): Promise<void> {
+  // A run stopped between its manifest and the manifest's .sha256 first (publish/manifest-chain.ts):
+  // its digest record is in its staging, which the roll-forward below clears.
+  for (const c of await completeSidecars(store)) logger.warn(c.message);
   const r = await recoverStaging(store, (runId) => findManifest(store, runId), (runId) => ownerAlive(store, runId));
   for (const { runId, rolled } of r.promoted) {
     const breaks = rolled ? `; ${rolled.written} break object(s) written, ${rolled.present} already there, ${rolled.superseded.length} planned event(s) superseded` : '';

@@ -2,11 +2,33 @@
  * The write-once store on the local file system. It writes a temporary file beside the target and
  * hard-links it into place (`link` fails when the name exists, unlike `rename`, which replaces
  * silently), so a reader sees either no object or the whole object, even if the writer is killed.
+ *
+ * A file-system failure is never taken for an empty or absent result: a folder that exists but
+ * cannot be listed, an object that cannot be read, and a write refused by a read-only, full or
+ * permission-less store are StoreError (exit 2) naming the path and saying which it is. Only a
+ * path that does not exist (ENOENT) is "nothing there".
  */
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { StoreError } from '../core/errors.js';
 import { AlreadyExistsError, type ObjectStore } from './object-store.js';
+
+/**
+ * A StoreError for a failed file-system call on `path` while `doing` (e.g. `writing manifests/…`):
+ * a read-only file system, a full one, a permission refused (also an immutable file), or another
+ * failure, each named.
+ */
+export function storeFsError(e: unknown, root: string, path: string, doing: string): StoreError {
+  const err = e as NodeJS.ErrnoException;
+  const code = err?.code ?? 'EIO';
+  const [reason, what] =
+    code === 'EROFS' ? ['read_only', `the store ${root} is on a read-only file system`]
+    : code === 'ENOSPC' || code === 'EDQUOT' ? ['no_space', `the store ${root} is full (${code === 'EDQUOT' ? 'disk quota exceeded' : 'no space left on device'})`]
+    : code === 'EACCES' || code === 'EPERM' ? ['not_permitted', `the store ${root} refuses this user (${code}: permission denied or an immutable file)`]
+    : ['write_failed', `the store ${root} failed (${code})`];
+  return new StoreError(`${what} while ${doing} (${path}): ${err?.message ?? String(e)}`, { path, reason, cause: e });
+}
 
 /** Write-once store on the local file system under `root`. */
 export class LocalObjectStore implements ObjectStore {
@@ -24,14 +46,19 @@ export class LocalObjectStore implements ObjectStore {
 
   async putOnce(key: string, body: Uint8Array | string): Promise<void> {
     const target = this.path(key);
-    await mkdir(dirname(target), { recursive: true });
     const tmp = join(dirname(target), `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
-    await writeFile(tmp, body, { flag: 'wx' });
+    try {
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(tmp, body, { flag: 'wx' });
+    } catch (e) {
+      await unlink(tmp).catch(() => undefined);
+      throw storeFsError(e, this.root, target, `writing ${key}`);
+    }
     try {
       await link(tmp, target);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new AlreadyExistsError(key);
-      throw e;
+      throw storeFsError(e, this.root, target, `writing ${key}`);
     } finally {
       await unlink(tmp).catch(() => undefined);
     }
@@ -39,29 +66,47 @@ export class LocalObjectStore implements ObjectStore {
 
   async putFileOnce(key: string, localPath: string): Promise<void> {
     const target = this.path(key);
-    await mkdir(dirname(target), { recursive: true });
     try {
+      await mkdir(dirname(target), { recursive: true });
       await link(localPath, target);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') throw new AlreadyExistsError(key);
-      if (code === 'EXDEV') return this.putOnce(key, await readFile(localPath));
-      throw e;
+      if (code === 'EXDEV') {
+        let bytes: Buffer;
+        try { bytes = await readFile(localPath); } catch (r) { throw storeFsError(r, this.root, localPath, `reading the staged file for ${key}`); }
+        return this.putOnce(key, bytes);
+      }
+      throw storeFsError(e, this.root, target, `writing ${key}`);
     }
   }
 
   async get(key: string): Promise<Buffer | undefined> {
-    try { return await readFile(this.path(key)); } catch (e) {
+    const p = this.path(key);
+    try { return await readFile(p); } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw e;
+      throw new StoreError(`the store object ${p} cannot be read: ${(e as Error).message}`, { path: p, reason: 'read_failed', cause: e });
     }
   }
 
+  /**
+   * Keys under the folder `prefix`, recursively, sorted. A folder that does not exist lists as
+   * empty; one that exists but cannot be listed (no read permission, a file where a folder is
+   * expected, an I/O error) is a StoreError naming it — never an empty listing, which would let a
+   * run start a second chain or take a held lease.
+   */
   async list(prefix: string): Promise<string[]> {
     const out: string[] = [];
     const walk = async (rel: string) => {
+      const dir = this.path(rel);
       let entries;
-      try { entries = await readdir(this.path(rel), { withFileTypes: true }); } catch { return; }
+      try { entries = await readdir(dir, { withFileTypes: true }); } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        // Removed while being walked (staging cleared by another run): nothing there any more.
+        if (code === 'ENOENT') return;
+        const what = code === 'ENOTDIR' ? 'is not a folder' : 'cannot be listed';
+        throw new StoreError(`the store folder ${dir} ${what} (${code}): ${(e as Error).message}; a listing that fails is never taken for an empty folder`, { path: dir, reason: 'list_failed', cause: e });
+      }
       for (const e of entries) {
         if (e.name.startsWith('.tmp-')) continue;
         const k = `${rel}/${e.name}`;
@@ -69,12 +114,7 @@ export class LocalObjectStore implements ObjectStore {
         else out.push(k);
       }
     };
-    const p = prefix.replace(/\/$/, '');
-    try {
-      const s = await stat(this.path(p));
-      if (s.isFile()) return [p];
-    } catch { return []; }
-    await walk(p);
+    await walk(prefix.replace(/\/$/, ''));
     return out.sort();
   }
 
@@ -82,3 +122,4 @@ export class LocalObjectStore implements ObjectStore {
     await unlink(this.path(key)).catch(() => undefined);
   }
 }
+

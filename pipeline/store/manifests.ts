@@ -7,9 +7,12 @@ import { sha256Hex } from '../core/digest.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
 import type { ObjectStore } from './object-store.js';
 
+/** A manifest key: `manifests/<8-digit sequence>-<run_id>.json`. */
+export const MANIFEST_KEY = /^manifests\/[0-9]{8}-[^/]+\.json$/;
+
 /** The chain head: last sequence number and its manifest's SHA-256 (0 and null for an empty store). */
 export async function chainHead(store: ObjectStore): Promise<{ sequence: number; sha256: string | null; key: string | null }> {
-  const keys = (await store.list('manifests')).filter((k) => /\/[0-9]{8}-[^/]+\.json$/.test(k)).sort();
+  const keys = (await store.list('manifests')).filter((k) => MANIFEST_KEY.test(k)).sort();
   if (keys.length === 0) return { sequence: 0, sha256: null, key: null };
   const key = keys[keys.length - 1];
   const bytes = (await store.get(key))!;
@@ -26,7 +29,7 @@ export async function findManifest(store: ObjectStore, runId: string): Promise<{
 
 /** Every published manifest in chain order (key, SHA-256, parsed document). */
 export async function listManifests(store: ObjectStore): Promise<{ key: string; sha256: string; manifest: ManifestV1 }[]> {
-  const keys = (await store.list('manifests')).filter((k) => /\/[0-9]{8}-[^/]+\.json$/.test(k)).sort();
+  const keys = (await store.list('manifests')).filter((k) => MANIFEST_KEY.test(k)).sort();
   const out = [];
   for (const key of keys) {
     const bytes = (await store.get(key))!;

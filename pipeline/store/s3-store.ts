@@ -22,7 +22,7 @@ import {
   type CompletedPart, type S3Client,
 } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError, StoreError } from '../core/errors.js';
 import { DEFAULT_SETTINGS, type ObjectLockPolicy, type S3Settings } from '../core/settings.js';
 import { AlreadyExistsError, type ObjectStore } from './object-store.js';
 import {
@@ -139,7 +139,7 @@ export class S3ObjectStore implements ObjectStore {
         if ((retried || sdkAttempts(e) > 1) && (await this.isOurs(key, shaHex))) return;
         throw this.alreadyExists(key);
       }
-      throw new Error(`writing ${this.url(key)} failed: ${describeS3Error(e)}`, { cause: e });
+      throw s3WriteError(e, this.url(key), `writing ${this.url(key)} failed: ${describeS3Error(e)}`);
     }
   }
 
@@ -181,7 +181,7 @@ export class S3ObjectStore implements ObjectStore {
         if ((retried || sdkAttempts(e) > 1) && (await this.isOurs(key, (await hashLocal(localPath))))) return;
         if (isPreconditionFailed(e)) throw this.alreadyExists(key);
       }
-      throw new Error(`uploading ${localPath} to ${this.url(key)} failed: ${describeS3Error(e)}`, { cause: e });
+      throw s3WriteError(e, this.url(key), `uploading ${localPath} to ${this.url(key)} failed: ${describeS3Error(e)}`);
     }
   }
 
@@ -200,15 +200,19 @@ export class S3ObjectStore implements ObjectStore {
   /** Reads `key`, or undefined when it does not exist. */
   async get(key: string): Promise<Buffer | undefined> {
     const full = this.full(key);
-    return withRetries(this.retry, async () => {
-      try {
-        const r = await this.client.send(new GetObjectCommand({ Bucket: this.loc.bucket, Key: full }));
-        return Buffer.from(await r.Body!.transformToByteArray());
-      } catch (e) {
-        if (isNotFound(e)) return undefined;
-        throw e;
-      }
-    });
+    try {
+      return await withRetries(this.retry, async () => {
+        try {
+          const r = await this.client.send(new GetObjectCommand({ Bucket: this.loc.bucket, Key: full }));
+          return Buffer.from(await r.Body!.transformToByteArray());
+        } catch (e) {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        }
+      });
+    } catch (e) {
+      throw new StoreError(`the store object ${this.url(key)} cannot be read: ${describeS3Error(e)}`, { path: this.url(key), reason: 'read_failed', cause: e });
+    }
   }
 
   /**
@@ -221,10 +225,16 @@ export class S3ObjectStore implements ObjectStore {
     const root = this.loc.prefix === '' ? '' : `${this.loc.prefix}/`;
     const listPrefix = base === '' ? root : `${root}${base}`;
     const out: string[] = [];
-    for await (const key of listKeys(this.client, this.loc.bucket, listPrefix, this.retry)) {
-      if (key.endsWith('/')) continue;
-      const rel = key.slice(root.length);
-      if (base === '' || rel === base || rel.startsWith(`${base}/`)) out.push(rel);
+    try {
+      for await (const key of listKeys(this.client, this.loc.bucket, listPrefix, this.retry)) {
+        if (key.endsWith('/')) continue;
+        const rel = key.slice(root.length);
+        if (base === '' || rel === base || rel.startsWith(`${base}/`)) out.push(rel);
+      }
+    } catch (e) {
+      // Never an empty listing: a run that took it for one would start a second chain or take a held lease.
+      const where = `s3://${this.loc.bucket}/${listPrefix}`;
+      throw new StoreError(`the store prefix ${where} cannot be listed: ${describeS3Error(e)}; a listing that fails is never taken for an empty one`, { path: where, reason: 'list_failed', cause: e });
     }
     return out.sort();
   }
@@ -268,6 +278,13 @@ export async function openS3Store(location: string, opts: S3StoreOptions = {}): 
 /** The store options of S3 settings (core/settings.ts): client for its endpoint, retries, concurrency, Object Lock. */
 export function s3StoreOptions(s3: S3Settings): S3StoreOptions {
   return { client: makeS3Client({}, s3.endpoint), retry: s3.retry, concurrency: s3.concurrency, objectLock: s3.objectLock };
+}
+
+/** A failed write as StoreError (exit 2): refused by the bucket's policy or credentials (403), or failed otherwise. */
+function s3WriteError(e: unknown, url: string, message: string): StoreError {
+  const status = httpStatus(e);
+  const reason = status === 403 || (e as { name?: string } | null)?.name === 'AccessDenied' ? 'not_permitted' : 'write_failed';
+  return new StoreError(reason === 'not_permitted' ? `the store refuses this write (access denied): ${message}` : message, { path: url, reason, cause: e });
 }
 
 function isPreconditionFailed(e: unknown): boolean {
