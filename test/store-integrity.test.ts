@@ -197,3 +197,31 @@ describe('every listing the local store does fails loudly (in process; a file wh
     });
   }
 });
+
+describe('one corrupt break event file', () => {
+  it('breaks list names the object and lists the other breaks (exit 0); evidence pack refuses (exit 1); no stack trace, never 70', () => {
+    const sources = join(tmp.dir, 'sources-breaks');
+    const day = validDay(3);
+    day.venue_fills.rows.splice(0, 2); // two FILL_MISSING_VENUE breaks (RC02), among others
+    writeDay(sources, day);
+    const store = newStore();
+    const run = reckon(['run', '--window', WINDOW, '--sources', sources, '--store', store, '--json']);
+    expect(run.code).toBe(1);
+    const listed = reckon(['breaks', 'list', '--store', store, '--json']);
+    const ids: string[] = listed.json.map((b: { break_id: string }) => b.break_id).sort();
+    expect(ids.length).toBeGreaterThanOrEqual(2);
+    const broken = ids[0];
+    writeFileSync(join(store, 'breaks', broken, 'events', '000001.json'), '{"break_id": "trunc');
+
+    const list = reckon(['breaks', 'list', '--store', store, '--json']);
+    expect(list.code).toBe(0);
+    expect(list.stderr).toContain(`reckon: break ${broken} is left out of the list: break store object breaks/${broken}/events/000001.json (19 bytes) is not JSON`);
+    expect(list.json.map((b: { break_id: string }) => b.break_id).sort()).toEqual(ids.slice(1));
+
+    const pack = reckon(['evidence', 'pack', '--run', run.json.run_id, '--store', store, '--out', join(tmp.dir, `bag-corrupt-${n}`)]);
+    expect(pack.code).toBe(1);
+    expect(pack.stderr).toContain(`reckon: EvidenceIntegrityError: the break store is inconsistent: break store object breaks/${broken}/events/000001.json (19 bytes) is not JSON`);
+    for (const r of [list, pack]) expect(r.stderr).not.toMatch(/\n\s+at |SyntaxError/);
+    expect(existsSync(join(tmp.dir, `bag-corrupt-${n}`))).toBe(false);
+  });
+});

@@ -15,7 +15,7 @@
 import pLimit from 'p-limit';
 import type { ObjectStore } from '../store/object-store.js';
 import { AlreadyExistsError } from '../store/object-store.js';
-import { ConcurrencyError, InternalError } from '../core/errors.js';
+import { ConcurrencyError, InternalError, StoreError } from '../core/errors.js';
 import type { SignatureRecord } from '../signing/signatures.js';
 import { BREAK_KEYS, decodeObject, encodeObject, keyKind, ObjectFormatError, type BreakObject, type DecodedObject, type ManifestBinding } from './break-objects.js';
 import type { BreakState, Disposition } from './states.js';
@@ -151,21 +151,33 @@ export function observationOf(o: DecodedObject): BreakObservation {
 export class BreakStore {
   constructor(private readonly store: Pick<ObjectStore, 'get' | 'list'> & Partial<Pick<ObjectStore, 'putOnce' | 'location'>>) {}
 
-  /** Reads and decodes one object; an unreadable one stops the replay with InternalError naming it. */
+  /**
+   * Reads and decodes one object. Throws StoreError('corrupt_object') naming it when it is not a
+   * break object (a truncated or edited file): the log cannot be replayed.
+   */
   private async object(key: string): Promise<DecodedObject> {
     const body = await this.store.get(key);
     if (!body) throw new InternalError(`break store object ${key} was listed but cannot be read`);
     try { return decodeObject(key, body); } catch (e) {
-      if (e instanceof ObjectFormatError) throw new InternalError(`break store object ${e.message}: the log cannot be replayed`);
+      if (e instanceof ObjectFormatError) throw new StoreError(`break store object ${e.message}: the log cannot be replayed`, { path: key, reason: 'corrupt_object' });
       throw e;
     }
+  }
+
+  /** One event of `breakId`; StoreError('corrupt_object') when the object is not an event of that break. */
+  private async event(breakId: string, key: string): Promise<StoredEvent> {
+    const object = await this.object(key);
+    const b = object.body;
+    if (b.break_id !== breakId || typeof b.version !== 'number' || typeof b.to_state !== 'string' || typeof b.control_id !== 'string') {
+      throw new StoreError(`break store object ${key} is JSON but not a break event of its break: the log cannot be replayed`, { path: key, reason: 'corrupt_object' });
+    }
+    return { event: eventOf(object), object };
   }
 
   private async build(breakId: string, keys: readonly string[], parts: { observations: boolean; proposals: boolean }): Promise<BreakRecord | undefined> {
     const eventKeys = keys.filter((k) => keyKind(k) === 'event' && k.startsWith(`breaks/${breakId}/`)).sort();
     if (eventKeys.length === 0) return undefined;
-    const objects = await Promise.all(eventKeys.map((k) => this.object(k)));
-    const stored = objects.map((object) => ({ event: eventOf(object), object }));
+    const stored = await Promise.all(eventKeys.map((k) => this.event(breakId, k)));
     stored.forEach((s, i) => {
       if (s.event.version !== i + 1) throw new InternalError(`break ${breakId}: event ${eventKeys[i]} holds version ${s.event.version}, expected ${i + 1}; the log has a gap`);
     });
@@ -216,11 +228,22 @@ export class BreakStore {
     return log;
   }
 
-  /** Every break of the store with its full history, sorted by break id (one listing, then reads). */
-  async readAll(): Promise<BreakRecord[]> {
+  /**
+   * Every break of the store with its full history, sorted by break id (one listing, then reads).
+   * A break with an object that cannot be read throws StoreError('corrupt_object'), unless
+   * `onUnreadable` is given: then that break is left out and reported to it (listing is safe to
+   * continue; packing evidence or publishing a run is not, and those callers do not pass it).
+   */
+  async readAll(onUnreadable?: (breakId: string, error: StoreError) => void): Promise<BreakRecord[]> {
     const byId = groupById(await this.store.list('breaks/'));
     const limit = pLimit(16);
-    const recs = await Promise.all([...byId.keys()].sort().map((id) => limit(() => this.build(id, byId.get(id)!, { observations: true, proposals: true }))));
+    const recs = await Promise.all([...byId.keys()].sort().map((id) => limit(async () => {
+      try { return await this.build(id, byId.get(id)!, { observations: true, proposals: true }); } catch (e) {
+        if (!onUnreadable || !(e instanceof StoreError)) throw e;
+        onUnreadable(id, e);
+        return undefined;
+      }
+    })));
     return recs.filter((r): r is BreakRecord => r !== undefined);
   }
 
@@ -235,9 +258,9 @@ export class BreakStore {
       const keys = byId.get(id)!;
       const events = keys.filter((k) => keyKind(k) === 'event').sort();
       if (!events.length) return null;
-      const object = await this.object(events[events.length - 1]);
+      const last = await this.event(id, events[events.length - 1]);
       const proposals = await Promise.all(keys.filter((k) => keyKind(k) === 'proposal' || keyKind(k) === 'withdrawal').sort().map(async (k) => ({ key: k, sha256: (await this.object(k)).digest })));
-      return { break_id: id, last: { event: eventOf(object), object }, proposals };
+      return { break_id: id, last, proposals };
     })));
     return out.filter((x): x is NonNullable<typeof x> => x !== null);
   }

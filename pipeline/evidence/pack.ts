@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { canonicalJson } from '../core/canonical.js';
-import { ConfigError, EvidenceIntegrityError, InternalError } from '../core/errors.js';
+import { ConfigError, EvidenceIntegrityError, InternalError, StoreError } from '../core/errors.js';
 import type { BreakRecord } from '../breaks/break-store.js';
 import { BreakStore } from '../breaks/break-store.js';
 import { type ObjectStore } from '../store/object-store.js';
@@ -155,7 +155,7 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
   try {
     index = await loadBreakIndex(store);
   } catch (e) {
-    if (e instanceof InternalError) integrity(`the break store is inconsistent: ${e.message}`);
+    if (e instanceof InternalError || (e instanceof StoreError && e.reason === 'corrupt_object')) integrity(`the break store is inconsistent: ${e.message}`);
     throw e;
   }
   const { runs, breakFilter, extraBreak } = await resolveScope(scope, all, index, store);
