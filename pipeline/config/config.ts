@@ -10,7 +10,8 @@
  *     "controls": { "RC03": { "sla_s": 60, "sla_s_by_kind": { "RESERVATION_MISMATCH": 600 }, "owner": "ledger-ops" } },
  *     "timing_rules": [ { "control": "RC02", "kind": "FILL_MISSING_VENUE", "max_age_s": 300 } ],
  *     "signing": { "registry": "signers/allowed_signers", "closed_needs_approval": true,
- *                  "roles": { "olivia": { "owns": ["RC06"], "approves": [] }, "amy": { "approves": ["*"] } } } }
+ *                  "roles": { "olivia": { "owns": ["RC06"], "approves": [] }, "amy": { "approves": ["*"] } } },
+ *     "limits": { "max_file_bytes": 68719476736, "max_file_records": 100000000, "max_file_quarantined": 1000000 } }
  *
  * `signing` (issue 17, docs/breaks.md): the signer registry (an allowed_signers file, relative to
  * the configuration file) that people's break transitions are signed against; `unsigned: true`
@@ -55,8 +56,16 @@ const SigningConfig = z.object({
   roles: z.record(z.string().min(1), SigningRoles).optional(),
 }).strict().refine((s) => !(s.unsigned && s.registry), { message: 'unsigned: true and a registry exclude each other: sign against the registry, or say unsigned' });
 
+/** Per-file reading bounds (contract/limits.ts); each absent one takes its default. */
+const Limits = z.object({
+  max_file_bytes: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+  max_file_records: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+  max_file_quarantined: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+}).strict();
+
 export const ConfigSchema = z.object({
   rounding_mode: z.enum(ROUNDING_MODES).default('HALF_EVEN'),
+  limits: Limits.optional(),
   controls: z.record(z.string().regex(/^RC[0-9]{2}$/), ControlConfig).default({}),
   timing_rules: z.array(TimingRule).default([]),
   signing: SigningConfig.default({ unsigned: false, closed_needs_approval: false, proposal_max_age_s: PROPOSAL_MAX_AGE_S }),

@@ -4,14 +4,19 @@
  * decimal.js precision limit: DECIMAL(38,18) × DECIMAL(38,18) is an exact bigint of scale 36.
  */
 import { DECIMAL_SCALE } from './values.js';
+import type { FileLimits } from './limits.js';
 
 /** Rounding modes for price × quantity → minor units; names as in decimal.js. */
 export const ROUNDING_MODES = ['HALF_EVEN', 'HALF_UP', 'HALF_DOWN', 'UP', 'DOWN', 'CEIL', 'FLOOR'] as const;
 export type RoundingMode = (typeof ROUNDING_MODES)[number];
 
-/** The configuration that changes how a record is typed on load (CONTRACT §1 money conversion): the notional's rounding mode. */
+/**
+ * The configuration that changes how a record is typed on load (CONTRACT §1 money conversion):
+ * the notional's rounding mode; and how much of a file is read (limits.ts; defaults when absent).
+ */
 export interface LoadRules {
   readonly rounding_mode: RoundingMode;
+  readonly limits?: Partial<FileLimits>;
 }
 
 /** Divides n by d (d > 0) and rounds the quotient with `mode`. Exact for any size. */

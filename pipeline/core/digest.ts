@@ -1,6 +1,7 @@
 /** SHA-256 digests of bytes and of files (streamed), in lower-case hex. */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 
 /** SHA-256 hex of a string or bytes. */
 export function sha256Hex(data: string | Uint8Array): string {
@@ -9,16 +10,23 @@ export function sha256Hex(data: string | Uint8Array): string {
 
 /**
  * SHA-256 (hex) and size in bytes of a file, streamed. `onChunk`, when given, sees every chunk of
- * the file's bytes in order (the loader inspects CSV structure on the same pass). Throws when the
- * file cannot be read.
+ * the file's bytes in order (the loader inspects CSV structure on the same pass). The file is
+ * opened with O_NONBLOCK and must be a regular file, so a FIFO or device never blocks or streams
+ * forever. Throws when the file cannot be read or is not a regular file.
  */
 export async function hashFile(path: string, onChunk?: (chunk: Buffer) => void): Promise<{ sha256: string; size: number }> {
+  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   const h = createHash('sha256');
   let size = 0;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) {
-    h.update(chunk as Buffer);
-    size += (chunk as Buffer).length;
-    onChunk?.(chunk as Buffer);
+  try {
+    if (!(await fh.stat()).isFile()) throw new Error(`${path} is not a regular file; it is not read`);
+    for await (const chunk of fh.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false })) {
+      h.update(chunk as Buffer);
+      size += (chunk as Buffer).length;
+      onChunk?.(chunk as Buffer);
+    }
+  } finally {
+    await fh.close().catch(() => undefined);
   }
   return { sha256: h.digest('hex'), size };
 }

@@ -2,6 +2,7 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 
 function findRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -18,4 +19,24 @@ export const REPO_ROOT = findRoot();
 /** Absolute path of a file relative to the repository root. */
 export function repoPath(rel: string): string {
   return resolve(REPO_ROOT, rel);
+}
+
+/**
+ * Creates `dir` and its missing parents, one level at a time, and fails with the file system's
+ * error where a level cannot be made. Node's `mkdir(dir, { recursive: true })` loops forever under
+ * /proc (`--store /proc/self/x` hung a run); this never does. An existing path is left as it is.
+ */
+export async function makeDirs(dir: string): Promise<void> {
+  try {
+    await mkdir(dir);
+    return;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    if (code !== 'ENOENT' || dirname(dir) === dir) throw e;
+  }
+  await makeDirs(dirname(dir));
+  try { await mkdir(dir); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
 }

@@ -12,11 +12,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { link, lstat, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, lstat, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
+import { makeDirs } from '../core/paths.js';
 
 /** Exact content of `bagit.txt` for BagIt 1.0 with UTF-8 tag files. */
 export const BAGIT_TXT = 'BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n';
@@ -160,7 +161,7 @@ async function writeDir(out: string, files: readonly PayloadEntry[]): Promise<vo
   try {
     for (const f of files) {
       const p = join(partial, ...f.path.split('/'));
-      await mkdir(dirname(p), { recursive: true });
+      await makeDirs(dirname(p));
       if (f.source.kind === 'bytes') await writeFile(p, f.source.bytes, { flag: 'wx' });
       else await pipeline(createReadStream(f.source.path), createWriteStream(p, { flags: 'wx' }));
     }

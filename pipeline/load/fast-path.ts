@@ -72,6 +72,8 @@ export interface FastTarget {
   readonly rawTable: string;
   readonly relPath: string;
   readonly stagedPath: string;
+  /** A file with more records is left to the JS reader, which stops at the bound (contract/limits.ts). */
+  readonly maxRecords?: number;
 }
 
 /** Makes a link named `stagedPath` (generated, safe) to `realPath`: a hard link, else a symbolic one. */
@@ -201,6 +203,7 @@ async function planParquet(t: FastTarget, mode: 'insert' | 'view'): Promise<Parq
     if (isOutOfMemory(e)) throw e; // the run's memory, not the file: no fallback to the slower path
     return { reason: 'the schema cannot be read (the JS reader reports it)' };
   }
+  if (t.maxRecords !== undefined && total > t.maxRecords) return { reason: `the file holds ${total} records, more than limits.max_file_records` };
   const names = schema.map((c) => c.name);
   const sources = new Map<string, SourceColumn>();
   for (const col of spec.columns) {
@@ -290,6 +293,7 @@ export async function loadCsvFast(t: FastTarget, shape: CsvShape): Promise<FastL
   const { conn, spec, stagedPath } = t;
   if (!shape.plain || !shape.header) return { reason: 'not a plain CSV file' };
   if (!SAFE_PATH.test(stagedPath)) return { reason: 'unsafe staged path' };
+  if (t.maxRecords !== undefined && shape.records > t.maxRecords) return { reason: `the file holds ${shape.records} records, more than limits.max_file_records` };
   const header = shape.header;
   if (header.some((h) => /[\u0000-\u001f\u007f]/.test(h))) return { reason: 'the header holds a control character' };
   const sources = new Map<string, SourceColumn>();

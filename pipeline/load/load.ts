@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { LoadRules } from '../contract/money.js';
+import { DEFAULT_FILE_LIMITS, type FileLimits } from '../contract/limits.js';
 import { InputError } from '../core/errors.js';
 import { currencyTable } from '../contract/currency.js';
 import { DATASETS, SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from '../contract/datasets.js';
@@ -26,10 +27,10 @@ import { dropRelation, finishViewDataset, registerViewFile, resetViewTables, typ
 import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from '../contract/local-time.js';
 import { notionalMinor } from '../contract/money.js';
 import { CsvShapeScan, type CsvShape } from '../sources/csv-fast.js';
-import { listDatasetFolder, type DatasetFolder, type SideFile } from '../sources/files.js';
+import { listDatasetFolder, readRegularFile, SIDE_FILE_MAX_BYTES, type DatasetFolder, type SideFile } from '../sources/files.js';
 import { datasetRoot, type DatasetFault, type DatasetRoots } from '../sources/locate.js';
 import { ident } from '../core/sql-text.js';
-import { hashFile } from '../core/digest.js';
+import { hashFile, sha256Hex } from '../core/digest.js';
 import { readCsv, readJsonl, readParquet, type ReadEvent } from '../sources/readers.js';
 import {
   clip, formatMicros, inTimestampRange, parseAmountMinor, parseBool, parseCutoff, parseDate, parseDecimal, parseId, parseInt64,
@@ -80,7 +81,16 @@ export interface DatasetLoad {
   watermark: Watermark;
   readonly extra_columns: string[];
   readonly ignored_files: readonly string[];
+  /** The side files read (`_watermark.json`, `_import_report.json`): path, size and SHA-256 of the bytes read. */
+  readonly control_files: ControlFile[];
   import_report?: unknown;
+}
+
+/** A side file of a dataset as read: path relative to the source root, size in bytes, SHA-256. */
+export interface ControlFile {
+  readonly path: string;
+  readonly size: number;
+  readonly sha256: string;
 }
 
 /** One cutoff mapping used (CONTRACT §2): local date/time in a zone → UTC, and which rule applied. */
@@ -171,8 +181,6 @@ export interface FilePath {
 
 /** 10^38: the first magnitude DECIMAL(38,0) cannot hold. */
 const MAX_DECIMAL38 = 10n ** 38n;
-/** Largest `_watermark.json` / `_import_report.json` read (they are small documents). */
-const SIDE_FILE_MAX_BYTES = 1024 * 1024;
 /** `_source` of a record: `<file>:<row padded to 12 digits>` (orders the deliveries of one record). */
 const sourceOf = (file: string, row: number) => `${file}:${String(row).padStart(12, '0')}`;
 
@@ -322,29 +330,23 @@ export function tableColumns(spec: DatasetSpec): { name: string; type: string }[
 }
 
 /**
- * Reads a small side file (`_watermark.json`, `_import_report.json`) as strict UTF-8 text, at most
- * SIDE_FILE_MAX_BYTES. Returns the text or the refusal.
+ * Reads a small side file (`_watermark.json`, `_import_report.json`) as strict UTF-8 text: a
+ * regular file of at most SIDE_FILE_MAX_BYTES, never a FIFO or device (sources/files.ts). Returns
+ * the text with the file's size and SHA-256 (recorded in the manifest as a control file), or the
+ * refusal.
  */
-async function readSideFile(side: SideFile): Promise<{ text: string } | { rule: string; message: string }> {
+async function readSideFile(side: SideFile): Promise<{ text: string; size: number; sha256: string } | { rule: string; message: string }> {
   if (side.refused) return side.refused;
-  let fh;
+  const read = await readRegularFile(side.path, side.relPath, SIDE_FILE_MAX_BYTES);
+  if (!('bytes' in read)) return read;
   try {
-    fh = await open(side.path, 'r');
-    const st = await fh.stat();
-    if (!st.isFile()) return { rule: 'file_unreadable', message: `${side.relPath} is not a regular file` };
-    if (st.size > SIDE_FILE_MAX_BYTES) return { rule: 'file_too_large', message: `${side.relPath} holds ${st.size} bytes; at most ${SIDE_FILE_MAX_BYTES} are read` };
-    const bytes = await fh.readFile();
-    try { return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '') }; } catch {
-      return { rule: 'invalid_utf8', message: `${side.relPath} is not valid UTF-8` };
-    }
-  } catch (e) {
-    return { rule: 'file_unreadable', message: `${side.relPath} cannot be read: ${(e as Error).message}` };
-  } finally {
-    await fh?.close().catch(() => undefined);
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(read.bytes).replace(/^\uFEFF/, ''), size: read.bytes.length, sha256: sha256Hex(read.bytes) };
+  } catch {
+    return { rule: 'invalid_utf8', message: `${side.relPath} is not valid UTF-8` };
   }
 }
 
-async function readWatermark(folder: DatasetFolder, q: QuarantineEntry[]): Promise<Watermark | undefined> {
+async function readWatermark(folder: DatasetFolder, q: QuarantineEntry[], controlFiles: ControlFile[]): Promise<Watermark | undefined> {
   if (!folder.watermark) return undefined;
   const file = folder.watermark.relPath;
   const fail = (rule: string, message: string, raw: string): undefined => {
@@ -353,6 +355,7 @@ async function readWatermark(folder: DatasetFolder, q: QuarantineEntry[]): Promi
   };
   const read = await readSideFile(folder.watermark);
   if (!('text' in read)) return fail(read.rule === 'link_outside_source_root' ? read.rule : `watermark_unreadable`, read.message, '');
+  controlFiles.push({ path: file, size: read.size, sha256: read.sha256 });
   const text = read.text;
   let doc: unknown;
   try { doc = parseLossless(text); } catch (e) { return fail('watermark_not_json', `_watermark.json is not JSON: ${(e as Error).message.slice(0, 200)}`, text); }
@@ -389,6 +392,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
   const views = fast && (options.views ?? false);
   if (views) await resetViewTables(conn);
   const wanted = options.datasets ? new Set(options.datasets) : undefined;
+  const limits: FileLimits = { ...DEFAULT_FILE_LIMITS, ...config.limits };
   for (const spec of DATASETS) {
     if (wanted && !wanted.has(spec.name)) {
       // Not read: no table at all (a stale one is dropped), so SQL naming it fails loudly instead
@@ -405,7 +409,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
     const rawTypes = [...cols.map((c) => c.type), 'VARCHAR'];
     const load: DatasetLoad = {
       dataset: spec.name, present: folder.present, files: [], records_read: 0, records_loaded: 0, duplicates: 0, quarantined: 0,
-      watermark: { source: 'none', value: null, micros: null }, extra_columns: [], ignored_files: folder.ignored,
+      watermark: { source: 'none', value: null, micros: null }, extra_columns: [], ignored_files: folder.ignored, control_files: [],
     };
     const qBefore = quarantine.length;
     const viewFiles: ViewFile[] = [];
@@ -449,6 +453,13 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           return;
         }
         const scan = fast && file.format === 'csv' && !file.gzip ? new CsvShapeScan() : undefined;
+        // A file larger than the bound is not read at all (a compressed one is bounded as it is read).
+        const onDisk = await stat(realPath).then((st) => st.size, () => undefined);
+        if (onDisk !== undefined && !file.gzip && onDisk > limits.max_file_bytes) {
+          fl.size = onDisk;
+          q({ row: null, line: null, column: null, rule: 'file_too_large', message: `${file.relPath} holds ${onDisk} bytes; at most ${limits.max_file_bytes} are read from one file (limits.max_file_bytes); it is not read`, raw: '' });
+          return;
+        }
         // A file that changes while it is checked must not be kept under the digest of other bytes.
         const before = cache ? await stat(realPath).catch(() => undefined) : undefined;
         try {
@@ -491,7 +502,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
         let viewFile: ViewFile | undefined;
         let viewRecords = 0;
         if (fast && stagedPath) {
-          const target: FastTarget = { conn, spec, config, rawTable: table, relPath: file.relPath, stagedPath };
+          const target: FastTarget = { conn, spec, config, rawTable: table, relPath: file.relPath, stagedPath, maxRecords: limits.max_file_records };
           const shape: CsvShape | undefined = scan?.result();
           const r: FastLoad | { reason: string } = file.format === 'parquet' ? await loadParquetFast(target, viewable ? 'view' : 'insert') : await loadCsvFast(target, shape!);
           if ('events' in r && r.values) {
@@ -517,8 +528,8 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
         }
         if (!events) {
           if (file.format === 'parquet') events = readParquet(conn, stagedPath!, spec.columns);
-          else if (file.format === 'jsonl') events = readJsonl(file, spec.columns);
-          else events = readCsv(file);
+          else if (file.format === 'jsonl') events = readJsonl(file, spec.columns, limits.max_file_bytes);
+          else events = readCsv(file, limits.max_file_bytes);
         }
         const app = await ChunkAppender.open(conn, table, rawTypes);
         try {
@@ -573,6 +584,10 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
       async function readEvents(events: AsyncGenerator<ReadEvent>, app: ChunkAppender): Promise<void> {
         let missing: string[] = [];
         let duplicated: string[] = [];
+        let bad = 0;
+        // Past a bound the file is not read further: one entry says where reading stopped (contract/limits.ts).
+        const stopAt = (ev: { row: number; line: number }, rule: string, what: string) =>
+          q({ row: ev.row, line: ev.line, column: null, rule, message: `${file.relPath}: ${what}; records from row ${ev.row} on are not read`, raw: '' });
         for await (const ev of events) {
           if (ev.type === 'header') {
             duplicated = [...new Set(ev.columns.filter((c, i) => known.has(c) && ev.columns.indexOf(c) !== i))];
@@ -585,13 +600,16 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
             continue;
           }
           if (ev.type === 'file_error') { q({ row: ev.row ?? null, line: ev.line ?? null, column: null, rule: ev.rule, message: ev.message, raw: '' }); continue; }
+          if (fl.rows >= limits.max_file_records) return stopAt(ev, 'file_too_many_records', `the file holds more than ${limits.max_file_records} records, the most read from one file (limits.max_file_records)`);
+          if (bad >= limits.max_file_quarantined) return stopAt(ev, 'file_too_many_quarantined', `${bad} records of the file are quarantined, the most kept for one file (limits.max_file_quarantined)`);
           load.records_read += 1;
           fl.rows += 1;
-          if (ev.type === 'record_error') { q({ row: ev.row, line: ev.line, column: ev.column ?? null, rule: ev.rule, message: ev.message, raw: ev.raw }); continue; }
-          if (duplicated.length) { q({ row: ev.row, line: ev.line, column: duplicated[0], rule: 'header_duplicate_column', message: `the header names column(s) ${duplicated.join(', ')} more than once`, raw: ev.raw }); continue; }
-          if (missing.length) { q({ row: ev.row, line: ev.line, column: missing[0], rule: 'file_missing_column', message: `the file lacks column(s) ${missing.join(', ')}`, raw: ev.raw }); continue; }
+          const reject = (column: string | null, rule: string, message: string) => { bad += 1; q({ row: ev.row, line: ev.line, column, rule, message, raw: ev.raw }); };
+          if (ev.type === 'record_error') { reject(ev.column ?? null, ev.rule, ev.message); continue; }
+          if (duplicated.length) { reject(duplicated[0], 'header_duplicate_column', `the header names column(s) ${duplicated.join(', ')} more than once`); continue; }
+          if (missing.length) { reject(missing[0], 'file_missing_column', `the file lacks column(s) ${missing.join(', ')}`); continue; }
           const typed = typeRecord(ctx, ev.fields);
-          if ('rule' in typed) { q({ row: ev.row, line: ev.line, column: typed.column, rule: typed.rule, message: typed.message, raw: ev.raw }); continue; }
+          if ('rule' in typed) { reject(typed.column, typed.rule, typed.message); continue; }
           typed.cells.push(sourceOf(file.relPath, ev.row));
           app.push(typed.cells);
           fl.loaded += 1;
@@ -606,7 +624,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
     } else {
       await dedupe(conn, spec, load);
     }
-    const declared = await readWatermark(folder, quarantine);
+    const declared = await readWatermark(folder, quarantine, load.control_files);
     load.quarantined = quarantine.length - qBefore;
     if (declared) load.watermark = declared;
     else if (spec.derivedWatermarkColumn && !folder.watermark) load.watermark = await derivedWatermark(conn, spec);
@@ -614,6 +632,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
       const read = await readSideFile(folder.importReport);
       let problem: { rule: string; message: string } | undefined = 'text' in read ? undefined : read;
       if ('text' in read) {
+        load.control_files.push({ path: folder.importReport.relPath, size: read.size, sha256: read.sha256 });
         try { load.import_report = JSON.parse(read.text); } catch (e) { problem = { rule: 'import_report_not_json', message: `_import_report.json is not JSON: ${(e as Error).message.slice(0, 200)}` }; }
       }
       if (problem) {

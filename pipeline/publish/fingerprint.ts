@@ -4,13 +4,9 @@
  * `_import_report.json`), over the code (compiled pipeline, SQL, control definitions, reference
  * table, package version) and over the configuration bytes.
  */
-import { join } from 'node:path';
 import { canonicalJson } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
-import { DATASETS } from '../contract/datasets.js';
 import { repoPath, REPO_ROOT } from '../core/paths.js';
-import { hashFile } from '../core/digest.js';
-import { datasetRoot, type DatasetRoots } from '../sources/locate.js';
 import { treeDigest } from '../core/tree-digest.js';
 
 let codeCache: string | undefined;
@@ -32,20 +28,6 @@ export async function codeFingerprint(): Promise<string> {
     { dir: repoPath('pipeline/reference'), include: () => true },
   ], repoPath(CODE_MEMO));
   return codeCache;
-}
-
-/** Hashes the `_watermark.json` and `_import_report.json` of each dataset folder under a local root. */
-export async function controlFileHashes(root: DatasetRoots): Promise<Record<string, { path: string; size: number; sha256: string }[]>> {
-  const out: Record<string, { path: string; size: number; sha256: string }[]> = {};
-  for (const d of DATASETS) {
-    for (const name of ['_watermark.json', '_import_report.json']) {
-      try {
-        const h = await hashFile(join(datasetRoot(root, d.name), d.name, name));
-        (out[d.name] ??= []).push({ path: `${d.name}/${name}`, ...h });
-      } catch { /* absent */ }
-    }
-  }
-  return out;
 }
 
 /** SHA-256 over the canonical sorted list of (path, sha256) of every input object. */

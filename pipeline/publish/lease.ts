@@ -7,8 +7,8 @@
  * and (on the same host) its process is alive, so a lease left by a killed process expires at once
  * on this host and at `expires_at` elsewhere. Grants are kept: they are the lease history.
  */
-import { hostname } from 'node:os';
 import { ConcurrencyError } from '../core/errors.js';
+import { holderAlive, thisProcess, type Holder } from '../core/process.js';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
 import type { Window } from '../contract/window.js';
 
@@ -22,7 +22,7 @@ export interface Lease {
   readonly expires_at: string;
 }
 
-interface Grant extends Lease { readonly pid: number; readonly host: string }
+interface Grant extends Lease, Holder {}
 
 /** Default lease duration: longer than any run of this machine's size is expected to take. */
 export const LEASE_TTL_MS = 2 * 60 * 60 * 1000;
@@ -33,8 +33,12 @@ export function windowKey(w: Window): string {
   return `${k(w.start)}-${k(w.end)}`;
 }
 
-function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+/** A grant's body, or undefined when it is not a readable grant (nothing proves anyone holds it). */
+function parseGrant(body: Buffer | undefined): Grant | undefined {
+  try {
+    const g = body ? (JSON.parse(body.toString('utf8')) as Grant) : undefined;
+    return g && typeof g === 'object' && typeof g.expires_at === 'string' && typeof g.run_id === 'string' ? g : undefined;
+  } catch { return undefined; }
 }
 
 async function latestGrant(store: ObjectStore, prefix: string): Promise<{ token: number; grant?: Grant; released: boolean }> {
@@ -43,16 +47,21 @@ async function latestGrant(store: ObjectStore, prefix: string): Promise<{ token:
   if (tokens.length === 0) return { token: 0, released: true };
   const token = Math.max(...tokens);
   const name = String(token).padStart(10, '0');
-  const body = await store.get(`${prefix}/${name}.json`);
   const released = keys.includes(`${prefix}/${name}.released`);
-  return { token, grant: body ? (JSON.parse(body.toString('utf8')) as Grant) : undefined, released };
+  return { token, grant: parseGrant(await store.get(`${prefix}/${name}.json`)), released };
 }
 
+/**
+ * Whether a grant is held: not released, not expired, and its holder not known dead (a holder on
+ * this host whose process is gone, was restarted under the same pid or lived before a reboot;
+ * core/process.ts). A dead holder's lease is so free at once on its host and at its expiry
+ * elsewhere, never later. An unreadable grant holds nothing (its token still counts).
+ */
 function held(g: { grant?: Grant; released: boolean }, now: number): boolean {
   if (!g.grant || g.released) return false;
-  if (Date.parse(g.grant.expires_at) <= now) return false;
-  if (g.grant.host === hostname() && !alive(g.grant.pid)) return false;
-  return true;
+  const expires = Date.parse(g.grant.expires_at);
+  if (!(expires > now)) return false;
+  return holderAlive(g.grant);
 }
 
 /**
@@ -69,7 +78,7 @@ export async function acquireLeases(store: ObjectStore, controls: readonly strin
       if (held(latest, now)) throw new ConcurrencyError(`${control_id} window [${w.start}, ${w.end}) is being run by ${latest.grant!.run_id} (pid ${latest.grant!.pid} on ${latest.grant!.host}, lease until ${latest.grant!.expires_at})`, 'lock');
       const token = latest.token + 1;
       const grant: Grant = {
-        control_id, window_key: windowKey(w), token, run_id: runId, pid: process.pid, host: hostname(),
+        control_id, window_key: windowKey(w), token, run_id: runId, ...thisProcess(),
         acquired_at: new Date(now).toISOString(), expires_at: new Date(now + ttlMs).toISOString(),
       };
       try {
@@ -78,8 +87,7 @@ export async function acquireLeases(store: ObjectStore, controls: readonly strin
         if (e instanceof AlreadyExistsError) throw new ConcurrencyError(`${control_id} window [${w.start}, ${w.end}) was leased by another run at the same moment`, 'lock');
         throw e;
       }
-      const { pid: _p, host: _h, ...lease } = grant;
-      taken.push(lease);
+      taken.push({ control_id, window_key: grant.window_key, token, run_id: runId, acquired_at: grant.acquired_at, expires_at: grant.expires_at });
     }
     return taken;
   } catch (e) {

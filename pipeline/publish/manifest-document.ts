@@ -7,7 +7,7 @@
 import type { BreakLogRecord, ControlResult, ManifestV1, Trigger } from '../../manifests/v1/schema.js';
 import type { RunOutcome } from '../core/outcome.js';
 import type { BreakOutcome } from '../breaks/run-breaks.js';
-import type { CutoffMapping, DatasetLoad, QuarantineEntry } from '../load/load.js';
+import type { ControlFile, CutoffMapping, DatasetLoad, QuarantineEntry } from '../load/load.js';
 import type { OutputObject } from '../outputs/outputs.js';
 import type { PlannedSources, RemoteObjectInfo } from '../sources/locate.js';
 import { datasetOriginField, sourcesManifestFields } from '../sources/postgres/label.js';
@@ -31,7 +31,7 @@ export interface RunIdentity {
 }
 
 /** A `_watermark.json` or `_import_report.json` read beside a dataset's data files. */
-export interface ControlFile { readonly path: string; readonly size: number; readonly sha256: string }
+export type { ControlFile };
 
 /** What the run read: the location, every dataset's load, the side files, cutoff mappings and the quarantine. */
 export interface SourceParts {

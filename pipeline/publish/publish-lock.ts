@@ -2,18 +2,14 @@
  * The store-wide publish lock (CONTRACT §6 "publication serializes on the chain head"): a sequence
  * of write-once grants, so that two runs of different windows never fork the manifest chain.
  */
-import { hostname } from 'node:os';
 import { ConcurrencyError } from '../core/errors.js';
+import { holderAlive, thisProcess, type Holder } from '../core/process.js';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
 
 const LOCK_PREFIX = '_locks/publish';
 const LOCK_TTL_MS = 120_000;
 
-function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
-}
-
-interface LockGrant { readonly pid: number; readonly host: string; readonly acquired_at: string; readonly expires_at: string }
+interface LockGrant extends Holder { readonly acquired_at: string; readonly expires_at: string }
 
 /**
  * Runs `fn` holding the store-wide publish lock. The lock is a sequence of write-once grants
@@ -34,13 +30,13 @@ export async function withPublishLock<T>(store: ObjectStore, fn: (generation: nu
       const body = await store.get(`${LOCK_PREFIX}/${String(latest).padStart(10, '0')}.json`);
       try {
         const g = JSON.parse(body!.toString('utf8')) as LockGrant;
-        free = Date.parse(g.expires_at) < Date.now() || (g.host === hostname() && !alive(g.pid));
+        free = !(Date.parse(g.expires_at) >= Date.now()) || !holderAlive(g);
       } catch { free = true; }
     }
     if (free) {
       const gen = latest + 1;
       const now = Date.now();
-      const grant: LockGrant = { pid: process.pid, host: hostname(), acquired_at: new Date(now).toISOString(), expires_at: new Date(now + LOCK_TTL_MS).toISOString() };
+      const grant: LockGrant = { ...thisProcess(), acquired_at: new Date(now).toISOString(), expires_at: new Date(now + LOCK_TTL_MS).toISOString() };
       try {
         await store.putOnce(`${LOCK_PREFIX}/${String(gen).padStart(10, '0')}.json`, JSON.stringify(grant));
       } catch (e) {

@@ -8,11 +8,11 @@
  * whose TIMING difference opens a break (seen in an earlier window too) becomes BREAKS, and the
  * run's outcome and results digest follow.
  */
-import { hostname } from 'node:os';
 import type { ControlResult, ReportedDifference } from '../../manifests/v1/schema.js';
 import { canonicalJson } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import { runOutcome } from '../core/outcome.js';
+import { thisProcess } from '../core/process.js';
 import type { Window } from '../contract/window.js';
 import { headsBytes, headsKey, planBytes, planKey } from '../breaks/break-plan.js';
 import { headEntries, planBreaks, type BreakOutcome } from '../breaks/run-breaks.js';
@@ -29,7 +29,7 @@ export async function settleBreaks(ctx: RunContext, inputs: LoadedInputs, evalua
     });
     return { plan: p, heads: await headEntries(ctx.store, p) };
   });
-  const owner: StagingOwner = { pid: process.pid, host: hostname(), started_at: ctx.startedAt.toISOString() };
+  const owner: StagingOwner = { ...thisProcess(), started_at: ctx.startedAt.toISOString() };
   await ctx.store.putOnce(`_staging/${runId}/_owner.json`, JSON.stringify(owner));
   const planText = planBytes(plan.objects);
   await ctx.store.putOnce(planKey(runId), planText);

@@ -10,7 +10,6 @@ import { datasetsRead } from '../controls/selection.js';
 import { estimateLoadBytes, openEngine } from '../load/engine.js';
 import type { DeliveryCacheConfig } from '../load/delivery-cache.js';
 import { loadSources } from '../load/load.js';
-import { controlFileHashes } from '../publish/fingerprint.js';
 import { labelDatasetLoads, labelQuarantine } from '../sources/postgres/label.js';
 import { timed, type LoadedInputs, type RunContext } from './context.js';
 
@@ -45,7 +44,8 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
     if (engine.storage === 'file') await conn.run('CHECKPOINT');
     // Database extracts are named by database and dataset, not by their scratch file.
     const labelled = { ...l, quarantine: labelQuarantine(l.quarantine, located.plan), datasets: labelDatasetLoads(l.datasets, located.plan) };
-    return { loaded: labelled, controlFiles: located.remote ? {} : await controlFileHashes(located.root) };
+    // The side files as the loader read them (regular files inside the source root only), for local sources.
+    return { loaded: labelled, controlFiles: located.remote ? {} : Object.fromEntries(labelled.datasets.map((d) => [d.dataset, d.control_files])) };
   });
   await ctx.fault('computing');
   for (const f of loaded.datasets.flatMap((d) => d.files)) {

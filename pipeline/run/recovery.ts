@@ -9,14 +9,15 @@
  */
 import { hostname } from 'node:os';
 import type { RunLogger } from '../core/log.js';
+import { holderAlive, type Holder } from '../core/process.js';
 import { LEASE_TTL_MS } from '../publish/lease.js';
 import { completeSidecars } from '../publish/manifest-chain.js';
 import { recoverStaging } from '../publish/staging.js';
 import { findManifest } from '../store/manifests.js';
 import type { ObjectStore } from '../store/object-store.js';
 
-/** The staging owner record a run writes beside its staged plan and outputs. */
-export interface StagingOwner { readonly pid: number; readonly host: string; readonly started_at: string }
+/** The staging owner record a run writes beside its staged plan and outputs (core/process.ts names the holder). */
+export interface StagingOwner extends Holder { readonly started_at: string }
 
 /** True while the run that wrote `_staging/<runId>/_owner.json` may still be running. */
 async function ownerAlive(store: ObjectStore, runId: string): Promise<boolean> {
@@ -25,8 +26,7 @@ async function ownerAlive(store: ObjectStore, runId: string): Promise<boolean> {
   try {
     const o = JSON.parse(owner.toString('utf8')) as StagingOwner;
     if (o.host !== hostname()) return Date.now() - Date.parse(o.started_at) < LEASE_TTL_MS;
-    process.kill(o.pid, 0);
-    return true;
+    return holderAlive(o);
   } catch { return false; }
 }
 

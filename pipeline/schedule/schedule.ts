@@ -13,10 +13,10 @@
  * recorded in every manifest, so an auditor can tell which runs saw the same inputs.
  */
 import { DATASETS } from '../contract/datasets.js';
-import { codeFingerprint, controlFileHashes, inputsFingerprint } from '../publish/fingerprint.js';
+import { codeFingerprint, inputsFingerprint } from '../publish/fingerprint.js';
 import { listManifests } from '../store/manifests.js';
-import { listDatasetFolder } from '../sources/files.js';
-import { hashFile } from '../core/digest.js';
+import { listDatasetFolder, readRegularFile, SIDE_FILE_MAX_BYTES } from '../sources/files.js';
+import { hashFile, sha256Hex } from '../core/digest.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { ConfigError } from '../core/errors.js';
 import { STATUS_OUTCOMES } from '../core/outcome.js';
@@ -48,9 +48,14 @@ export async function currentInputsFingerprint(root: string): Promise<string> {
   const objects: { path: string; sha256: string }[] = [];
   for (const d of DATASETS) {
     const folder = await listDatasetFolder(root, d.name);
-    for (const f of folder.files) objects.push({ path: f.relPath, sha256: await hashFile(f.absPath).then((h) => h.sha256, () => '') });
+    for (const f of folder.files) objects.push({ path: f.relPath, sha256: f.realPath && !f.refused ? await hashFile(f.realPath).then((h) => h.sha256, () => '') : '' });
+    // Side files as a run reads them: regular files inside the root only, never a FIFO or device.
+    for (const side of [folder.watermark, folder.importReport]) {
+      if (!side || side.refused) continue;
+      const read = await readRegularFile(side.path, side.relPath, SIDE_FILE_MAX_BYTES);
+      if ('bytes' in read) objects.push({ path: side.relPath, sha256: sha256Hex(read.bytes) });
+    }
   }
-  objects.push(...Object.values(await controlFileHashes(root)).flat());
   return inputsFingerprint(objects);
 }
 

@@ -10,9 +10,8 @@
  * reach the file system as they are and reach SQL never (Parquet files are read through links
  * with generated names, see load.ts).
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 
 export type FileFormat = 'csv' | 'jsonl' | 'parquet';
@@ -76,22 +75,62 @@ export function insideRoot(realRoot: string, real: string): boolean {
   return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
+/** What a path that is not a regular file is, for messages: `a FIFO (named pipe)`, `a character device`, … */
+export function fileKind(st: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean; isSymbolicLink(): boolean }): string {
+  return st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a FIFO (named pipe)' : st.isCharacterDevice() ? 'a character device'
+    : st.isBlockDevice() ? 'a block device' : st.isSocket() ? 'a socket' : st.isSymbolicLink() ? 'a symbolic link' : 'not a regular file';
+}
+
 /**
  * Resolves `absPath` and checks that it is a regular file inside the source root. Returns the
- * resolved path, a refusal, or `not_a_file` for a directory or special file (listed as ignored).
+ * resolved path, a refusal, or what it is instead (a directory or special file, listed as ignored).
  */
-async function resolveInside(realRoot: string, absPath: string, relPath: string): Promise<{ real: string } | { refused: Refusal } | 'not_a_file'> {
+async function resolveInside(realRoot: string, absPath: string, relPath: string): Promise<{ real: string } | { refused: Refusal } | { notAFile: string }> {
   let real: string;
   try { real = await realpath(absPath); } catch (e) {
     return { refused: { rule: 'file_unreadable', message: `${relPath} cannot be resolved (broken or looping link?): ${(e as Error).message}` } };
   }
   if (!insideRoot(realRoot, real)) return { refused: { rule: 'link_outside_source_root', message: `${relPath} is a link that leads outside the source root; it is not read` } };
   try {
-    if (!(await stat(real)).isFile()) return 'not_a_file';
+    const st = await stat(real);
+    if (!st.isFile()) return { notAFile: fileKind(st) };
   } catch (e) {
     return { refused: { rule: 'file_unreadable', message: `${relPath} cannot be read: ${(e as Error).message}` } };
   }
   return { real };
+}
+
+/** Largest side file read (`_watermark.json`, `_import_report.json`): they are small documents. */
+export const SIDE_FILE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Reads the regular file `path` whole, if it holds at most `maxBytes`. It is opened with
+ * O_NONBLOCK, so a FIFO or device put in its place after it was listed opens at once instead of
+ * blocking the run (while it holds its leases), and is refused by fstat before a byte is read.
+ * Returns the bytes, or the refusal (`file_unreadable`, `file_too_large`) naming `relPath`.
+ */
+export async function readRegularFile(path: string, relPath: string, maxBytes: number): Promise<{ bytes: Buffer } | Refusal> {
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+    const st = await fh.stat();
+    if (!st.isFile()) return { rule: 'file_unreadable', message: `${relPath} is ${fileKind(st)}, not a regular file; it is not read` };
+    if (st.size > maxBytes) return { rule: 'file_too_large', message: `${relPath} holds ${st.size} bytes; at most ${maxBytes} are read` };
+    // Read at most one byte past the limit: a file that grows while it is read is still bounded.
+    const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
+    let got = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, got, buf.length - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+      if (got === buf.length) return { rule: 'file_too_large', message: `${relPath} grew past ${maxBytes} bytes while it was read` };
+    }
+    return { bytes: buf.subarray(0, got) };
+  } catch (e) {
+    return { rule: 'file_unreadable', message: `${relPath} cannot be read: ${(e as Error).message}` };
+  } finally {
+    await fh?.close().catch(() => undefined);
+  }
 }
 
 /**
@@ -131,8 +170,8 @@ export async function listDatasetFolder(root: string, dataset: string): Promise<
     const relPath = `${dataset}/${name}`;
     if (name === '_watermark.json' || name === '_import_report.json') {
       const r = await resolveInside(realRoot, absPath, relPath);
-      const side: SideFile = r === 'not_a_file'
-        ? { relPath, path: absPath, refused: { rule: 'file_unreadable', message: `${relPath} is not a regular file` } }
+      const side: SideFile = 'notAFile' in r
+        ? { relPath, path: absPath, refused: { rule: 'file_unreadable', message: `${relPath} is ${r.notAFile}, not a regular file; it is not read` } }
         : 'refused' in r ? { relPath, path: absPath, refused: r.refused } : { relPath, path: r.real };
       if (name === '_watermark.json') watermark = side;
       else importReport = side;
@@ -142,7 +181,7 @@ export async function listDatasetFolder(root: string, dataset: string): Promise<
     const fmt = formatOf(name);
     if (!fmt) { ignored.push(relPath); continue; }
     const r = await resolveInside(realRoot, absPath, relPath);
-    if (r === 'not_a_file') { ignored.push(relPath); continue; }
+    if ('notAFile' in r) { ignored.push(relPath); continue; }
     if ('refused' in r) files.push({ dataset, relPath, absPath, ...fmt, refused: r.refused });
     else files.push({ dataset, relPath, absPath, realPath: r.real, ...fmt });
   }

@@ -15,7 +15,8 @@
  * Parquet: read through DuckDB from a staged link with a safe name (names are globs in DuckDB),
  * every value turned into the contract's text form; FLOAT/DOUBLE in an exact column is refused.
  */
-import { createReadStream } from 'node:fs';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 import { createGunzip } from 'node:zlib';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
@@ -56,15 +57,24 @@ class ReadFailure extends Error {
 
 /**
  * The file's bytes, decompressed when it is `.gz`, with a leading UTF-8 BOM removed. Errors of
- * the file system or of gunzip surface as ReadFailure from the iterator.
+ * the file system or of gunzip surface as ReadFailure from the iterator, and so does a file whose
+ * bytes (after decompression) pass `maxBytes` (`file_too_large`: a small gzip can expand without end).
  */
-async function* fileBytes(file: SourceFile): AsyncGenerator<Buffer> {
-  const raw = createReadStream(file.realPath ?? file.absPath, { highWaterMark: 256 * 1024 });
+async function* fileBytes(file: SourceFile, maxBytes = Infinity): AsyncGenerator<Buffer> {
+  // O_NONBLOCK: a FIFO swapped in after the file was listed and hashed fails instead of blocking.
+  let fh: FileHandle;
+  try { fh = await open(file.realPath ?? file.absPath, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY); } catch (e) {
+    throw new ReadFailure('file_unreadable', `the file cannot be read: ${(e as Error).message}`);
+  }
+  const raw = fh.createReadStream({ highWaterMark: 256 * 1024 });
   const src: AsyncIterable<Buffer> = file.gzip ? raw.pipe(createGunzip()) : raw;
   if (file.gzip) raw.on('error', (e) => (src as NodeJS.ReadableStream & { destroy(e: Error): void }).destroy(e));
   let head: Buffer | undefined = Buffer.alloc(0);
+  let total = 0;
   try {
     for await (const chunk of src) {
+      total += chunk.length;
+      if (total > maxBytes) throw new ReadFailure('file_too_large', `the file holds more than ${maxBytes} bytes${file.gzip ? ' once decompressed' : ''}; at most ${maxBytes} are read from one file (limits.max_file_bytes)`);
       if (head !== undefined) {
         // Hold back the first bytes until the BOM question is settled (a chunk may be tiny).
         head = Buffer.concat([head, chunk]);
@@ -76,10 +86,15 @@ async function* fileBytes(file: SourceFile): AsyncGenerator<Buffer> {
       yield chunk;
     }
   } catch (e) {
+    if (e instanceof ReadFailure) throw e;
     const err = e as NodeJS.ErrnoException;
     if (file.gzip && err.code === 'Z_BUF_ERROR') throw new ReadFailure('gzip_truncated', `the gzip stream ends early (truncated file): ${err.message}`);
     if (file.gzip && err.code?.startsWith('Z_')) throw new ReadFailure('gzip_unreadable', `not a readable gzip stream: ${err.message}`);
     throw new ReadFailure('file_unreadable', `the file cannot be read: ${err.message}`);
+  } finally {
+    // Also when the reader stops early (a bound was reached): the file is closed now, not at GC.
+    raw.destroy();
+    await fh.close().catch(() => undefined);
   }
   if (head !== undefined && head.length > 0) {
     yield head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? head.subarray(3) : head;
@@ -262,15 +277,16 @@ function failureOf(e: unknown): { rule: string; message: string } {
 
 /**
  * Reads a CSV file (RFC 4180, header row; BOM and CRLF accepted). Blank lines at the very end
- * are line-end noise and skipped; a blank line followed by more records is quarantined.
+ * are line-end noise and skipped; a blank line followed by more records is quarantined. Reading
+ * stops with a `file_too_large` file error past `maxBytes` (decompressed).
  */
-export async function* readCsv(file: SourceFile): AsyncGenerator<ReadEvent> {
+export async function* readCsv(file: SourceFile, maxBytes = Infinity): AsyncGenerator<ReadEvent> {
   let header: string[] | undefined;
   let row = 0;
   let nextLine = 1;
   const blanks: { line: number }[] = [];
   try {
-    for await (const rec of cutRecords(fileBytes(file), true)) {
+    for await (const rec of cutRecords(fileBytes(file, maxBytes), true)) {
       nextLine = rec.line + 1;
       const body = stripEol(rec.bytes);
       if (!header) {
@@ -346,9 +362,10 @@ export async function* readCsv(file: SourceFile): AsyncGenerator<ReadEvent> {
  * Reads a JSON Lines file: one JSON object per line (LF or CRLF); numbers keep their literal
  * text. A decimal, amount or int column may hold a JSON number or string; a bool column a JSON
  * boolean or string; any other column a JSON string. `null` and "" are empty. Keys that are not
- * columns of the dataset are reported once as `extra_columns`.
+ * columns of the dataset are reported once as `extra_columns`. Reading stops with a
+ * `file_too_large` file error past `maxBytes` (decompressed).
  */
-export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[]): AsyncGenerator<ReadEvent> {
+export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[], maxBytes = Infinity): AsyncGenerator<ReadEvent> {
   const kinds = new Map(columns.map((c) => [c.name, c.kind]));
   const extra = new Set<string>();
   let row = 0;
@@ -356,7 +373,7 @@ export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[
   const blanks: number[] = [];
   yield { type: 'header', columns: columns.map((c) => c.name) };
   try {
-    for await (const rec of cutRecords(fileBytes(file), false)) {
+    for await (const rec of cutRecords(fileBytes(file, maxBytes), false)) {
       nextLine = rec.line + 1;
       const body = stripEol(rec.bytes);
       if (body.length === 0 && !rec.oversized) { blanks.push(rec.line); continue; }

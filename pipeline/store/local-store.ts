@@ -9,9 +9,10 @@
  * path that does not exist (ENOENT) is "nothing there".
  */
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { link, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StoreError } from '../core/errors.js';
+import { makeDirs } from '../core/paths.js';
 import { AlreadyExistsError, type ObjectStore } from './object-store.js';
 
 /**
@@ -48,7 +49,7 @@ export class LocalObjectStore implements ObjectStore {
     const target = this.path(key);
     const tmp = join(dirname(target), `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
     try {
-      await mkdir(dirname(target), { recursive: true });
+      await makeDirs(dirname(target));
       await writeFile(tmp, body, { flag: 'wx' });
     } catch (e) {
       await unlink(tmp).catch(() => undefined);
@@ -67,7 +68,7 @@ export class LocalObjectStore implements ObjectStore {
   async putFileOnce(key: string, localPath: string): Promise<void> {
     const target = this.path(key);
     try {
-      await mkdir(dirname(target), { recursive: true });
+      await makeDirs(dirname(target));
       await link(localPath, target);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;

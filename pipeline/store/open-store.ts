@@ -1,6 +1,7 @@
 /** Opens a store by location: a local folder or `s3://bucket/prefix` (the AWS SDK is loaded only then). */
-import { mkdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { ConfigError } from '../core/errors.js';
+import { makeDirs } from '../core/paths.js';
 import { DEFAULT_SETTINGS, type S3Settings } from '../core/settings.js';
 import { LocalObjectStore } from './local-store.js';
 import type { ObjectStore } from './object-store.js';
@@ -17,7 +18,7 @@ export async function openStore(location: string, s3: S3Settings = DEFAULT_SETTI
     return openS3Store(location, s3StoreOptions(s3));
   }
   try {
-    await mkdir(location, { recursive: true });
+    await makeDirs(location);
     if (!(await stat(location)).isDirectory()) throw new Error('not a directory');
   } catch (e) {
     throw new ConfigError(`--store ${location} cannot be used as a store folder: ${(e as Error).message}`);
