@@ -18,7 +18,8 @@ import type { FileLimits } from '../pipeline/contract/limits.js';
 import { acquireLeases } from '../pipeline/publish/lease.js';
 import { LocalObjectStore } from '../pipeline/store/local-store.js';
 import { scratchDir } from './helpers/cli.js';
-import { csvLine, csvText, validDay, WINDOW } from './hostile-fixtures.js';
+import { parquetWriteFile } from 'hyparquet-writer';
+import { csvLine, csvText, validDay, WINDOW, type Table } from './hostile-fixtures.js';
 
 const tmp = scratchDir('reckon-attack-');
 let instance: DuckDBInstance;
@@ -163,5 +164,136 @@ describe('leases of dead holders (item 6): free at once on their host, at expiry
     const s = new LocalObjectStore(join(tmp.dir, `store-${++counter}`));
     await acquireLeases(s, ['RC01'], w, 'run-a');
     await expect(acquireLeases(s, ['RC01'], w, 'run-b')).rejects.toThrow(/is being run by run-a/);
+  });
+});
+
+/** The valid table with one value replaced in row `row` (1-based). */
+function withValue(t: Table, row: number, column: string, value: string): Table {
+  const i = t.header.indexOf(column);
+  return { header: t.header, rows: t.rows.map((r, k) => (k === row - 1 ? r.map((v, j) => (j === i ? value : v)) : r)) };
+}
+
+describe('Parquet columns judged like the other formats (items 9, 10)', () => {
+  async function parquet(path: string, select: string): Promise<void> {
+    mkdirSync(join(path, '..'), { recursive: true });
+    const staged = join(tmp.dir, `made-${++counter}.parquet`);
+    await conn.run(`COPY (${select}) TO '${staged}' (FORMAT parquet)`);
+    execFileSync('mv', [staged, path]);
+  }
+  const positions = (account: string, currency = `'USD'`) => `SELECT TIMESTAMPTZ '2026-11-02 00:00:00+00' AS as_of, ${account} AS account_id, 'US-ACME' AS instrument_id,
+    0::DECIMAL(20,4) AS quantity, 0::BIGINT AS cost_minor, ${currency} AS cost_currency`;
+
+  it('an id stored as INTEGER is not the id 5: the file is refused, on the fast path and the JS reader alike', async () => {
+    const dir = root({});
+    await parquet(join(dir, 'positions/a.parquet'), positions('5::INTEGER'));
+    await parquet(join(dir, 'positions/b.parquet'), positions(`'ACC-1'`, '840::BIGINT'));
+    await parquet(join(dir, 'positions/c.parquet'), positions(`'ACC-1'`));
+    for (const fast of [true, false]) {
+      const { config } = await loadConfig();
+      const r = await loadSources(conn, dir, config, join(tmp.dir, `links-${++counter}`), { fast, datasets: ['positions'] });
+      expect(r.quarantine.map((q) => [q.file, q.row, q.rule, q.message])).toEqual([
+        ['positions/a.parquet', null, 'parquet_column_type', 'column account_id is INTEGER; an id column holds strings in every format (CONTRACT §1), so the file is not read'],
+        ['positions/b.parquet', null, 'parquet_column_type', 'column cost_currency is BIGINT; a currency column holds strings in every format (CONTRACT §1), so the file is not read'],
+      ]);
+      expect(ds(r, 'positions').records_loaded).toBe(1);
+    }
+  });
+
+  it('a column named twice quarantines every row in Parquet as in CSV (never the first one used, never an invented price_1)', async () => {
+    const cols = [...day.executions.header, 'price'];
+    const rows = day.executions.rows.map((r) => [...r, '999']);
+    const str = (name: string) => ({ name, type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const });
+    const dir = root({ 'executions/b.csv': [cols, ...rows].map(csvLine).join('\n') + '\n' });
+    parquetWriteFile({
+      filename: join(dir, 'executions', 'a.parquet'),
+      schema: [{ name: 'root', num_children: cols.length }, ...cols.map(str)],
+      columnData: cols.map((name, i) => ({ name, data: rows.map((r) => r[i]) })),
+    });
+    for (const fast of [true, false]) {
+      const { config } = await loadConfig();
+      const r = await loadSources(conn, dir, config, join(tmp.dir, `links-${++counter}`), { fast, datasets: ['executions'] });
+      expect(entries(r)).toEqual(['a.parquet', 'b.csv'].flatMap((f) => [1, 2, 3].map((row) => ({ file: `executions/${f}`, row, line: f === 'b.csv' ? row + 1 : row, column: 'price', rule: 'header_duplicate_column' }))));
+      expect(ds(r, 'executions').extra_columns).toEqual([]);
+      expect(ds(r, 'executions').records_loaded).toBe(0);
+    }
+  });
+
+  it('a JSON Lines record naming a key twice is not JSON a record can be read from, whatever the values', async () => {
+    const exec = JSON.stringify(Object.fromEntries(day.executions.header.map((h, i) => [h, day.executions.rows[0][i]])));
+    const lines = [
+      exec.replace('"price":"100.50"', '"price":"100.50","price":"100.50"'),
+      exec.replace('"price":"100.50"', '"price":"100.50","price":"999"'),
+      exec.replace('"price":"100.50"', '"price":"100.50","pr\\u0069ce":"100.50"'),
+      exec.replace('"price":"100.50"', '"price":"100.50","note":"a","note":"a"'),
+      exec.replace('"execution_id":"EXE-0001"', '"execution_id":"EXE-0009"'),
+    ];
+    const r = await load(root({ 'executions/x.jsonl': lines.join('\n') + '\n' }), undefined, ['executions']);
+    expect(entries(r)).toEqual([1, 2, 3, 4].map((row) => ({ file: 'executions/x.jsonl', row, line: row, column: null, rule: 'jsonl_not_json' })));
+    expect(r.quarantine[0].message).toBe("the line's JSON object names a key more than once; a record names each column once");
+    expect(ds(r, 'executions').records_loaded).toBe(1);
+  });
+});
+
+describe('a CSV header that is not the dataset\'s (item 11)', () => {
+  it('a truncated header, `garbage` and 50 MB of `A` are file faults, never an empty extract; what reaches the manifest is bounded', async () => {
+    const dir = root({
+      'executions/a.csv': 'executed_at,execution_id,order',
+      'executions/b.csv': 'garbage\n',
+      'executions/c.csv': Buffer.alloc(50 * 1024 * 1024, 'A'),
+    });
+    const r = await load(dir, undefined, ['executions']);
+    const lacks = (cols: string[]) => `the header is not one of executions: it lacks column(s) ${cols.join(', ')}; the file holds no records`;
+    const all = day.executions.header;
+    expect(r.quarantine.map((q) => [q.file, q.row, q.column, q.rule, q.message])).toEqual([
+      ['executions/a.csv', null, 'order_id', 'file_missing_column', lacks(all.filter((c) => !['executed_at', 'execution_id'].includes(c)))],
+      ['executions/b.csv', null, 'executed_at', 'file_missing_column', lacks(all)],
+      ['executions/c.csv', null, 'executed_at', 'file_missing_column', lacks(all)],
+    ]);
+    expect(ds(r, 'executions').extra_columns).toEqual(['order', 'garbage', `${'A'.repeat(128)}… (52428800 characters)`]);
+  });
+});
+
+describe('documented rules enforced, and the docs\' readings (item 12)', () => {
+  const cases: [dataset: string, column: string, value: string, rule: string | null][] = [
+    ['executions', 'executed_at', '2026-11-02T10:00:00+18:01', 'timestamp_offset'],
+    ['executions', 'executed_at', '2026-11-02T10:00:00-18:01', 'timestamp_offset'],
+    ['executions', 'executed_at', '2026-11-02T10:00:00+18:00', null],
+    ['executions', 'executed_at', '2026-11-02T10:00:00-18:00', null],
+    ['venue_fills', 'venue_timezone', 'EST', 'timezone_unknown'],
+    ['venue_fills', 'venue_timezone', 'GMT', 'timezone_unknown'],
+    ['venue_fills', 'venue_timezone', 'EST5EDT', 'timezone_unknown'],
+    ['venue_fills', 'venue_timezone', 'america/new_york', 'timezone_unknown'],
+    ['venue_fills', 'venue_timezone', 'us/eastern', 'timezone_unknown'],
+    ['venue_fills', 'venue_timezone', 'US/Eastern', null],
+    ['venue_fills', 'venue_timezone', 'Asia/Kolkata', null],
+    ['venue_fills', 'venue_timezone', 'Asia/Calcutta', null],
+    ['venue_fills', 'venue_timezone', 'America/Port-au-Prince', null],
+  ];
+  it.each(cases)('%s.%s = %j → %s', async (dataset, column, value, rule) => {
+    const t = withValue(day[dataset], 2, column, value);
+    for (const fast of [true, false]) {
+      const { config } = await loadConfig();
+      const r = await loadSources(conn, root({ [`${dataset}/part-0001.csv`]: csvText(t) }), config, join(tmp.dir, `links-${++counter}`), { fast, datasets: [dataset] });
+      expect(entries(r)).toEqual(rule ? [{ file: `${dataset}/part-0001.csv`, row: 2, line: 3, column, rule }] : []);
+    }
+  });
+});
+
+describe('messages (item 13)', () => {
+  it('a file whose name is not valid UTF-8 is quarantined saying so, its name shown with \\xNN', async () => {
+    const dir = root({ 'executions/part-0001.csv': csvText(day.executions) });
+    writeFileSync(Buffer.concat([Buffer.from(`${dir}/executions/bad-`), Buffer.from([0xff, 0xfe]), Buffer.from('.csv')]), csvText(day.executions));
+    const r = await load(dir, undefined, ['executions']);
+    expect(r.quarantine.map((q) => [q.file, q.rule, q.message])).toEqual([[
+      'executions/bad-\\xff\\xfe.csv', 'file_name_encoding',
+      'executions/bad-\\xff\\xfe.csv: the file name is not valid UTF-8, so it cannot be named in the manifest (shown here with \\xNN for the bytes that are not); it is not read — rename it to UTF-8',
+    ]]);
+    expect(ds(r, 'executions').records_loaded).toBe(3);
+  });
+
+  it('a JSON Lines bool given 1 must be JSON true or false', async () => {
+    const intent = Object.fromEntries(day.notification_intents.header.map((h, i) => [h, day.notification_intents.rows[0][i]]));
+    const r = await load(root({ 'notification_intents/x.jsonl': `${JSON.stringify({ ...intent, required: 1 })}\n` }), undefined, ['notification_intents']);
+    expect(r.quarantine.map((q) => [q.column, q.rule, q.message])).toEqual([['required', 'jsonl_type', 'column required must be JSON true or false, not the number 1']]);
   });
 });

@@ -361,7 +361,7 @@ describe('the fast path and the JS path give identical tables and quarantine', (
       ['2026-03-08T01:59:59.999999', 'America/New_York'], ['2026-03-08T02:30:00', 'America/New_York'], ['2026-03-08T03:00:00', 'America/New_York'],
       ['2026-11-01T01:30:00', 'America/New_York'], ['2026-11-01T00:59:59', 'America/New_York'], ['2026-11-01T02:00:00', 'America/New_York'],
       ['2026-03-29T01:30:00', 'Europe/London'], ['2026-10-25T01:30:00.5', 'Europe/London'], ['2026-10-04T02:15:00', 'Australia/Lord_Howe'],
-      ['2026-04-05T01:45:00', 'Australia/Lord_Howe'], ['2026-11-01T01:30:00', 'us/eastern'], ['2026-11-02T12:00:00', 'Asia/Kolkata'],
+      ['2026-04-05T01:45:00', 'Australia/Lord_Howe'], ['2026-11-01T01:30:00', 'US/Eastern'], ['2026-11-02T12:00:00', 'Asia/Kolkata'],
     ];
     writeCsv(join(root, spec.name, 'part-0001.csv'), spec, locals.map(([t, z], i) => [t, z, `RCP-${i}`, `INT-${i}`, 'EMAIL', 'DELIVERED']));
     const { fast, js, fastResult, paths } = await loadBoth(root);

@@ -150,7 +150,8 @@ describe('timestamps, dates, cutoffs', () => {
       date: dateParts.filter(({ y, m, d }) => oracleDays(y, m, d) !== undefined && y > 1 && y < 9999),
       h: fc.integer({ min: 0, max: 23 }), mi: fc.integer({ min: 0, max: 59 }), s: fc.integer({ min: 0, max: 59 }),
       frac: fc.option(digits(1, 6), { nil: undefined }),
-      off: fc.option(fc.record({ sign: fc.constantFrom('+', '-'), oh: fc.integer({ min: 0, max: 18 }), om: fc.integer({ min: 0, max: 59 }) }), { nil: undefined }),
+      // Offsets span ±18:00 inclusive (ISO 8601 / RFC 3339); +18:01 is rejected (below).
+      off: fc.option(fc.record({ sign: fc.constantFrom('+', '-'), minutes: fc.integer({ min: 0, max: 18 * 60 }) }).map(({ sign, minutes }) => ({ sign, oh: Math.floor(minutes / 60), om: minutes % 60 })), { nil: undefined }),
     });
     fc.assert(fc.property(ts, ({ date: { y, m, d }, h, mi, s, frac, off }) => {
       const wall = `${p4(y)}-${p2(m)}-${p2(d)}T${p2(h)}:${p2(mi)}:${p2(s)}${frac === undefined ? '' : `.${frac}`}`;
@@ -164,6 +165,14 @@ describe('timestamps, dates, cutoffs', () => {
       expect(parseLocalTimestamp(wall)).toMatchObject({ ok: true });
       expect(parseLocalTimestamp(`${wall}${zone}`)).toMatchObject({ ok: false, rule: 'local_timestamp_with_zone' });
     }), RUNS);
+  });
+
+  it('an offset beyond ±18:00 or with minutes over 59 is timestamp_offset (issue 18: +18:01 was accepted)', () => {
+    fc.assert(fc.property(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 99 }), fc.integer({ min: 0, max: 99 }), (sign, oh, om) => {
+      fc.pre(oh * 60 + om > 18 * 60 || om > 59);
+      expect(parseTimestamp(`2026-11-02T10:00:00${sign}${p2(oh)}:${p2(om)}`)).toMatchObject({ ok: false, rule: 'timestamp_offset' });
+    }), RUNS);
+    expect(parseTimestamp('2026-11-02T10:00:00+18:00')).toEqual({ ok: true, value: 1_793_548_800_000_000n });
   });
 
   it('formatMicros writes the canonical UTC text', () => {

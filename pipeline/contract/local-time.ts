@@ -12,28 +12,35 @@
  * as if it were UTC). Proven against an independent Intl oracle by test/local-time.property.test.ts;
  * the rules and the manifest record are described in docs/local-time.md.
  */
+import { readFileSync } from 'node:fs';
 import { IANAZone } from 'luxon';
+import { repoPath } from '../core/paths.js';
 
 const MICROS_PER_SECOND = 1_000_000n;
 const MICROS_PER_DAY = 86_400n * MICROS_PER_SECOND;
 const zoneCache = new Map<string, IANAZone | null>();
 
+let zoneNames: ReadonlySet<string> | undefined;
+
+/** The zone names accepted, exactly as spelled (pipeline/reference/tz-names.txt, read once). */
+export function acceptedZoneNames(): ReadonlySet<string> {
+  zoneNames ??= new Set(readFileSync(repoPath('pipeline/reference/tz-names.txt'), 'utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#')));
+  return zoneNames;
+}
+
 /**
- * The zone, or null when the name is not an IANA time zone as written. Any name of the IANA
- * database is accepted (`Europe/London`, `UTC`, `GMT`, `EST5EDT`, links like `US/Eastern`), but
- * only in its own spelling: ICU matches names without regard to case, so `america/new_york` would
- * resolve, and an auditor reading it back would not find it in the database.
+ * The zone, or null when the name is not an IANA time zone as written (CONTRACT §1). A name is
+ * accepted exactly as pipeline/reference/tz-names.txt spells it: an Area/Location name of the
+ * IANA database (`Europe/London`, links such as `US/Eastern` and `Asia/Calcutta`, `Etc/GMT+5`) or
+ * `UTC`. Names are compared byte for byte, like ids: ICU matches them without regard to case, so
+ * `america/new_york` would resolve, and an auditor reading it back would not find it in the
+ * database. Abbreviations and POSIX-style names (`EST`, `GMT`, `EST5EDT`) are refused: their
+ * meaning has changed between tz releases.
  */
 export function ianaZone(name: string): IANAZone | null {
   let z = zoneCache.get(name);
   if (z === undefined) {
-    z = null;
-    if (/^[A-Za-z0-9_+\-/]+$/.test(name) && IANAZone.isValidZone(name)) {
-      let resolved = name;
-      try { resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone; } catch { resolved = ''; }
-      const sameButCase = resolved.toLowerCase() === name.toLowerCase() && resolved !== name;
-      if (resolved && !sameButCase) z = IANAZone.create(name);
-    }
+    z = acceptedZoneNames().has(name) && IANAZone.isValidZone(name) ? IANAZone.create(name) : null;
     zoneCache.set(name, z);
   }
   return z;

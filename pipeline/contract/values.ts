@@ -122,7 +122,8 @@ export function parseTimestamp(text: string): Parsed<bigint> {
   if (zone !== 'Z') {
     const sign = zone[0] === '-' ? -1n : 1n;
     const oh = Number(zone.slice(1, 3)), om = Number(zone.slice(4, 6));
-    if (oh > 18 || om > 59) return bad('timestamp_offset', `'${clip(text)}' has an impossible UTC offset`);
+    // ISO 8601 / RFC 3339 offsets span −18:00 … +18:00 inclusive: +18:01 is as impossible as +19:00.
+    if (om > 59 || oh * 60 + om > 18 * 60) return bad('timestamp_offset', `'${clip(text)}' has an impossible UTC offset (beyond ±18:00, or minutes over 59)`);
     utc -= sign * BigInt(oh * 3600 + om * 60) * 1_000_000n;
   }
   if (!inTimestampRange(utc)) return bad('timestamp_range', `'${clip(text)}' is outside 0001-01-01T00:00:00Z–9999-12-31T23:59:59.999999Z`);

@@ -27,7 +27,7 @@ import { planFast, type FastPlan, type NotFast, type SourceColumn, type ZoneJoin
 import { ianaZone, mapRecordLocalTime } from '../contract/local-time.js';
 import type { CsvShape } from '../sources/csv-fast.js';
 import { parquetTimeColumns, subMicrosecondValues, type ParquetTimeColumn } from '../sources/parquet-time.js';
-import { RAW_KEEP_CHARS, readParquet, type ReadEvent } from '../sources/readers.js';
+import { parquetColumnProblem, RAW_KEEP_CHARS, readParquet, type ReadEvent } from '../sources/readers.js';
 import { inTimestampRange, parseLocalTimestamp } from '../contract/values.js';
 import { isOutOfMemory } from '../core/errors.js';
 
@@ -173,8 +173,6 @@ async function withInsertionOrder<T>(conn: DuckDBConnection, f: () => Promise<T>
   }
 }
 
-const FLOAT_TYPES = /^(FLOAT|DOUBLE|REAL)$/;
-
 /** A Parquet file's fast-path plan, from its schema and metadata only: what the checking pass and a view need. */
 interface ParquetPlan {
   readonly plan: FastPlan;
@@ -204,12 +202,14 @@ async function planParquet(t: FastTarget, mode: 'insert' | 'view'): Promise<Parq
     return { reason: 'the schema cannot be read (the JS reader reports it)' };
   }
   if (t.maxRecords !== undefined && total > t.maxRecords) return { reason: `the file holds ${total} records, more than limits.max_file_records` };
-  const names = schema.map((c) => c.name);
+  // The names as the file spells them (DuckDB renames a repeated one to `price_1`).
+  const names = schema.map((c) => time.get(c.name)?.parquetName ?? c.name);
   const sources = new Map<string, SourceColumn>();
   for (const col of spec.columns) {
     const found = schema.filter((c) => c.name === col.name);
-    if (found.length !== 1) return { reason: `column ${col.name} appears ${found.length} times` };
-    if (FLOAT_TYPES.test(found[0].type)) return { reason: `column ${col.name} is ${found[0].type}` };
+    const named = names.filter((n) => n === col.name).length;
+    if (found.length !== 1 || named !== 1) return { reason: `column ${col.name} appears ${named} times` };
+    if (parquetColumnProblem(col, found[0].type)) return { reason: `column ${col.name} is ${found[0].type}` };
     if (col.kind === 'timestamp' && time.get(col.name)?.naive) return { reason: `column ${col.name} holds timestamps without zone (the JS reader rejects them)` };
     if (col.kind === 'timestamp' && time.get(col.name)?.utcNanos) {
       // DuckDB reads these truncated to the microsecond: only a file with none below it stays here.

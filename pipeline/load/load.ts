@@ -79,8 +79,13 @@ export interface DatasetLoad {
   duplicates: number;
   quarantined: number;
   watermark: Watermark;
+  /** Columns of the files that are not the dataset's: the first EXTRA_COLUMNS_LISTED, each clipped to NAME_KEEP_CHARS. */
   readonly extra_columns: string[];
+  /** How many distinct extra columns there were (more than listed when the files held many). */
+  extra_columns_count: number;
+  /** Names that are not data files: the first IGNORED_FILES_LISTED. */
   readonly ignored_files: readonly string[];
+  readonly ignored_files_count: number;
   /** The side files read (`_watermark.json`, `_import_report.json`): path, size and SHA-256 of the bytes read. */
   readonly control_files: ControlFile[];
   import_report?: unknown;
@@ -181,6 +186,23 @@ export interface FilePath {
 
 /** 10^38: the first magnitude DECIMAL(38,0) cannot hold. */
 const MAX_DECIMAL38 = 10n ** 38n;
+/**
+ * Bounds on what the manifest copies from a file (issue 18: a 50 MB header field made a 104.9 MB
+ * manifest): extra column names listed per dataset and their length, ignored file names listed,
+ * and the length of an entry's message and column name (raw text has its own bound, RAW_KEEP_CHARS).
+ */
+export const EXTRA_COLUMNS_LISTED = 100;
+export const IGNORED_FILES_LISTED = 1000;
+export const NAME_KEEP_CHARS = 128;
+export const MESSAGE_KEEP_CHARS = 1024;
+
+/** `s` cut to `max` characters (code points), with `…` and the full length when cut. */
+function clipName(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const chars = [...s];
+  return chars.length <= max ? s : `${chars.slice(0, max).join('')}… (${chars.length} characters)`;
+}
+
 /** `_source` of a record: `<file>:<row padded to 12 digits>` (orders the deliveries of one record). */
 const sourceOf = (file: string, row: number) => `${file}:${String(row).padStart(12, '0')}`;
 
@@ -409,7 +431,8 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
     const rawTypes = [...cols.map((c) => c.type), 'VARCHAR'];
     const load: DatasetLoad = {
       dataset: spec.name, present: folder.present, files: [], records_read: 0, records_loaded: 0, duplicates: 0, quarantined: 0,
-      watermark: { source: 'none', value: null, micros: null }, extra_columns: [], ignored_files: folder.ignored, control_files: [],
+      watermark: { source: 'none', value: null, micros: null }, extra_columns: [], extra_columns_count: 0,
+      ignored_files: folder.ignored.slice(0, IGNORED_FILES_LISTED), ignored_files_count: folder.ignored.length, control_files: [],
     };
     const qBefore = quarantine.length;
     const viewFiles: ViewFile[] = [];
@@ -418,6 +441,14 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
     const known = new Set(spec.columns.map((c) => c.name));
     // With the cache on, whether the raw table holds records yet (closeFileTable renames into an empty one).
     let rawFilled = false;
+    // Extra column names are listed in the manifest: each clipped, at most EXTRA_COLUMNS_LISTED of them.
+    const extraSeen = new Set<string>();
+    const addDatasetExtra = (c: string) => {
+      if (extraSeen.has(c)) return;
+      extraSeen.add(c);
+      load.extra_columns_count += 1;
+      if (load.extra_columns.length < EXTRA_COLUMNS_LISTED) load.extra_columns.push(clipName(c, NAME_KEEP_CHARS));
+    };
     if (folder.refused) {
       quarantine.push({ dataset: spec.name, file: spec.name, row: null, line: null, column: null, rule: folder.refused.rule, message: folder.refused.message, raw: '' });
     }
@@ -426,12 +457,16 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
       const fl: FileLoad = { path: file.relPath, format: file.gzip ? `${file.format}.gz` : file.format, size: 0, sha256: '', rows: 0, loaded: 0, quarantined: 0, checked: 'now' };
       load.files.push(fl);
       const fileEntries: QuarantineEntry[] = [];
-      const q = (e: Omit<QuarantineEntry, 'dataset' | 'file'>) => { fileEntries.push({ dataset: spec.name, file: file.relPath, ...e }); fl.quarantined += 1; };
-      // The file's own extra columns and cutoff mappings, kept with its check in the delivery cache.
+      // Messages and column names can quote the file (a 50 MB header field): bounded here, for the manifest and outputs.
+      const q = (e: Omit<QuarantineEntry, 'dataset' | 'file'>) => {
+        fileEntries.push({ dataset: spec.name, file: file.relPath, ...e, message: clipName(e.message, MESSAGE_KEEP_CHARS), column: e.column === null ? null : clipName(e.column, NAME_KEEP_CHARS) });
+        fl.quarantined += 1;
+      };
+      // The file's own extra columns (exact, kept with its check in the delivery cache) and cutoff mappings.
       const fileExtra: string[] = [];
       const addExtra = (c: string) => {
         if (!fileExtra.includes(c)) fileExtra.push(c);
-        if (!load.extra_columns.includes(c)) load.extra_columns.push(c);
+        addDatasetExtra(c);
       };
       ctx.touched.clear();
       let keep: KeepRequest | undefined;
@@ -585,6 +620,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
         let missing: string[] = [];
         let duplicated: string[] = [];
         let bad = 0;
+        let fileError = false;
         // Past a bound the file is not read further: one entry says where reading stopped (contract/limits.ts).
         const stopAt = (ev: { row: number; line: number }, rule: string, what: string) =>
           q({ row: ev.row, line: ev.line, column: null, rule, message: `${file.relPath}: ${what}; records from row ${ev.row} on are not read`, raw: '' });
@@ -599,7 +635,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
             for (const c of ev.columns) addExtra(c);
             continue;
           }
-          if (ev.type === 'file_error') { q({ row: ev.row ?? null, line: ev.line ?? null, column: null, rule: ev.rule, message: ev.message, raw: '' }); continue; }
+          if (ev.type === 'file_error') { fileError = true; q({ row: ev.row ?? null, line: ev.line ?? null, column: null, rule: ev.rule, message: ev.message, raw: '' }); continue; }
           if (fl.rows >= limits.max_file_records) return stopAt(ev, 'file_too_many_records', `the file holds more than ${limits.max_file_records} records, the most read from one file (limits.max_file_records)`);
           if (bad >= limits.max_file_quarantined) return stopAt(ev, 'file_too_many_quarantined', `${bad} records of the file are quarantined, the most kept for one file (limits.max_file_quarantined)`);
           load.records_read += 1;
@@ -613,6 +649,13 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           typed.cells.push(sourceOf(file.relPath, ev.row));
           app.push(typed.cells);
           fl.loaded += 1;
+        }
+        // A header that is not the dataset's is a fault of the file even with no record under it
+        // (a truncated header, `garbage`, 50 MB of `A`): never an empty extract.
+        if (fl.rows === 0 && !fileError && (missing.length || duplicated.length)) {
+          q(duplicated.length
+            ? { row: null, line: null, column: duplicated[0], rule: 'header_duplicate_column', message: `the header names column(s) ${duplicated.join(', ')} more than once; the file holds no records`, raw: '' }
+            : { row: null, line: null, column: missing[0], rule: 'file_missing_column', message: `the header is not one of ${spec.name}: it lacks column(s) ${missing.join(', ')}; the file holds no records`, raw: '' });
         }
       }
     }

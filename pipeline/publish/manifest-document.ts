@@ -156,8 +156,9 @@ function notesFor(datasets: readonly DatasetLoad[]): string[] {
   const notes: string[] = [];
   for (const d of datasets) {
     if (d.duplicates > 0) notes.push(`${d.dataset}: ${d.duplicates} exact duplicate deliver${d.duplicates === 1 ? 'y' : 'ies'} counted once`);
-    if (d.extra_columns.length) notes.push(`${d.dataset}: extra columns ignored: ${d.extra_columns.join(', ')}`);
-    if (d.ignored_files.length) notes.push(`${d.dataset}: files that are not data were ignored: ${d.ignored_files.join(', ')}`);
+    const more = (listed: number, all: number) => (all > listed ? ` (the first ${listed} of ${all})` : '');
+    if (d.extra_columns.length) notes.push(`${d.dataset}: extra columns ignored${more(d.extra_columns.length, d.extra_columns_count)}: ${d.extra_columns.join(', ')}`);
+    if (d.ignored_files.length) notes.push(`${d.dataset}: files that are not data were ignored${more(d.ignored_files.length, d.ignored_files_count)}: ${d.ignored_files.join(', ')}`);
     if (d.watermark.source === 'derived') notes.push(`${d.dataset}: watermark derived from the data (${d.watermark.value})`);
   }
   const files = datasets.flatMap((d) => d.files);

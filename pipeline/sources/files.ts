@@ -10,6 +10,7 @@
  * reach the file system as they are and reach SQL never (Parquet files are read through links
  * with generated names, see load.ts).
  */
+import { isUtf8 } from 'node:buffer';
 import { constants } from 'node:fs';
 import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
@@ -67,7 +68,10 @@ function formatOf(name: string): { format: FileFormat; gzip: boolean } | undefin
   return { format: m[1] as FileFormat, gzip: Boolean(m[2]) };
 }
 
-const byteOrder = (a: string, b: string) => (Buffer.compare(Buffer.from(a), Buffer.from(b)));
+/** A file name that is not UTF-8, as text: printable ASCII kept, every other byte as `\xNN`. */
+function escapedName(bytes: Buffer): string {
+  return [...bytes].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`)).join('');
+}
 
 /** True when `real` (a resolved path) lies strictly inside `realRoot`. */
 export function insideRoot(realRoot: string, real: string): boolean {
@@ -141,9 +145,9 @@ export async function readRegularFile(path: string, relPath: string, maxBytes: n
 export async function listDatasetFolder(root: string, dataset: string): Promise<DatasetFolder> {
   const dir = join(root, dataset);
   const absent: DatasetFolder = { dataset, present: false, files: [], ignored: [] };
-  let names: string[];
+  let raw: Buffer[];
   try {
-    names = await readdir(dir);
+    raw = await readdir(dir, { encoding: 'buffer' });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
@@ -165,7 +169,18 @@ export async function listDatasetFolder(root: string, dataset: string): Promise<
   const ignored: string[] = [];
   let watermark: SideFile | undefined;
   let importReport: SideFile | undefined;
-  for (const name of names.sort(byteOrder)) {
+  for (const bytes of raw.sort(Buffer.compare)) {
+    if (!isUtf8(bytes)) {
+      // Such a name cannot be written in the manifest as it is, nor read back by an auditor: the
+      // file is one quarantine entry (its name shown with \xNN escapes), never silently skipped.
+      const shown = escapedName(bytes);
+      const relPath = `${dataset}/${shown}`;
+      if (shown.startsWith('_') || shown.startsWith('.')) continue;
+      if (!formatOf(shown)) { ignored.push(relPath); continue; }
+      files.push({ dataset, relPath, absPath: join(dir, shown), ...formatOf(shown)!, refused: { rule: 'file_name_encoding', message: `${relPath}: the file name is not valid UTF-8, so it cannot be named in the manifest (shown here with \\xNN for the bytes that are not); it is not read — rename it to UTF-8` } });
+      continue;
+    }
+    const name = bytes.toString('utf8');
     const absPath = join(dir, name);
     const relPath = `${dataset}/${name}`;
     if (name === '_watermark.json' || name === '_import_report.json') {

@@ -400,6 +400,12 @@ export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[
         yield { type: 'record_error', row, line: rec.line, raw, rule: 'jsonl_not_object', message: 'line is not a JSON object' };
         continue;
       }
+      // lossless-json refuses a key given twice with different values but keeps one given twice
+      // with the same value (also spelled with escapes): a record names each column once, in every format.
+      if (topLevelKeyCount(body.toString('utf8')) !== Object.keys(doc).length) {
+        yield { type: 'record_error', row, line: rec.line, raw, rule: 'jsonl_not_json', message: "the line's JSON object names a key more than once; a record names each column once" };
+        continue;
+      }
       const fields = new Map<string, string | null>();
       let problem: { column: string; rule: string; message: string } | undefined;
       for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
@@ -413,7 +419,7 @@ export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[
         if (v === null || v === '') { fields.set(k, null); continue; }
         if (isLosslessNumber(v)) {
           if (kind === 'decimal' || kind === 'amount_minor' || kind === 'int') fields.set(k, v.value);
-          else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must be a JSON string, not the number ${v.value.slice(0, 80)}` };
+          else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must be ${kind === 'bool' ? 'JSON true or false' : 'a JSON string'}, not the number ${v.value.slice(0, 80)}` };
         } else if (typeof v === 'string') {
           if (!wellFormed(v)) problem ??= { column: k, rule: 'jsonl_invalid_unicode', message: `column ${k} holds a lone UTF-16 surrogate (\\uD800–\\uDFFF escape), not a character` };
           // CONTRACT §1: bool columns hold JSON true/false in JSON Lines, never the strings "true"/"false".
@@ -436,10 +442,50 @@ export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[
   if (row === 0) yield { type: 'file_error', rule: 'empty_file', message: 'the file holds no JSON Lines record' };
 }
 
+/**
+ * Number of keys of the top-level object in `json`, a text already parsed as one JSON object:
+ * every string at depth 1 after `{` or `,` is a key. Compared with the parsed object's keys, it
+ * finds a key given twice.
+ */
+function topLevelKeyCount(json: string): number {
+  let depth = 0;
+  let keys = 0;
+  let expectKey = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === QUOTE) {
+      for (i += 1; json.charCodeAt(i) !== QUOTE; i += 1) if (json.charCodeAt(i) === 0x5c) i += 1;
+      if (depth === 1 && expectKey) { keys += 1; expectKey = false; }
+    } else if (c === 0x7b || c === 0x5b) {
+      depth += 1;
+      if (depth === 1) expectKey = true;
+    } else if (c === 0x7d || c === 0x5d) depth -= 1;
+    else if (c === COMMA && depth === 1) expectKey = true;
+  }
+  return keys;
+}
+
 const FLOAT_TYPES = /^(FLOAT|DOUBLE|REAL)$/;
+const EXACT_KINDS = new Set(['decimal', 'amount_minor', 'int']);
+
+/** Kinds whose values are strings in every format (CONTRACT §1: id, currency, cutoff, zone names, enums, text). */
+const STRING_KINDS: ReadonlySet<string> = new Set(['id', 'enum', 'currency', 'text', 'timezone', 'cutoff']);
+
+/**
+ * Why a Parquet column of `type` (as DuckDB describes it) cannot hold the dataset column `spec`,
+ * or undefined when it can: a binary float in a decimal, money or int column (never exact), and a
+ * number, boolean or any type but a string in a string column (an INTEGER account_id is not the
+ * id `5`: ids are strings in every format, as JSON Lines already insists). The whole file is
+ * refused, as its column type is a property of the file.
+ */
+export function parquetColumnProblem(spec: ColumnSpec, type: string): { rule: string; message: string } | undefined {
+  if (EXACT_KINDS.has(spec.kind) && FLOAT_TYPES.test(type)) return { rule: 'parquet_float_column', message: `column ${spec.name} is ${type}; a binary float is never accepted for a decimal, money or int column` };
+  if (STRING_KINDS.has(spec.kind) && type !== 'VARCHAR') return { rule: 'parquet_column_type', message: `column ${spec.name} is ${type}; ${spec.kind === 'enum' ? 'an enum' : `a${spec.kind === 'id' ? 'n' : ''} ${spec.kind}`} column holds strings in every format (CONTRACT §1), so the file is not read` };
+  if (spec.kind === 'local_timestamp' && type !== 'VARCHAR' && !/^TIMESTAMP/.test(type)) return { rule: 'parquet_column_type', message: `column ${spec.name} is ${type}; a local time is a string (or a timestamp without zone)` };
+  return undefined;
+}
 /** Rows of a Parquet file read per query (each page is materialized, then handed out record by record). */
 export const PARQUET_PAGE_ROWS = 50_000;
-const EXACT_KINDS = new Set(['decimal', 'amount_minor', 'int']);
 
 /**
  * Reads a Parquet file through DuckDB. `stagedPath` is a link to the file under a name made only
@@ -474,11 +520,14 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
     yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${(e as Error).message.split('\n')[0]}` };
     return;
   }
-  yield { type: 'header', columns: schema.map((c) => c.name) };
+  // The names as the file spells them: DuckDB renames a repeated name (`price`, `price_1`), which
+  // would hide a column named twice and invent an extra column (the loader quarantines the rows).
+  yield { type: 'header', columns: schema.map((c) => time.get(c.name)?.parquetName ?? c.name) };
   for (const c of schema) {
     const spec = specOf.get(c.name);
-    if (spec && EXACT_KINDS.has(spec.kind) && FLOAT_TYPES.test(c.type)) {
-      yield { type: 'file_error', rule: 'parquet_float_column', message: `column ${c.name} is ${c.type}; a binary float is never accepted for a decimal, money or int column` };
+    const problem = spec && parquetColumnProblem(spec, c.type);
+    if (problem) {
+      yield { type: 'file_error', ...problem };
       return;
     }
   }
