@@ -10,7 +10,8 @@ import { DATASETS } from '../contract/datasets.js';
 import type { ControlDefinition } from './definitions.js';
 import { queryEach, queryScript, runScript } from './sql-scripts.js';
 import { INLINE_TOTAL_KEYS } from '../core/settings.js';
-import { evaluateTotals, type EvaluationLimits, type LargeTotal, type Totals } from './totals.js';
+import { evaluateTotals, LARGE_TOTALS_TABLE, type EvaluationLimits, type LargeTotal, type Totals } from './totals.js';
+import { assertNoFloat, isNumericOverflow, withWideMoney } from './wide.js';
 
 /** The columns of every query of a differences.sql, in this order. */
 const DIFFERENCE_COLUMNS = ['kind', 'key', 'detail', 'record_time_us'] as const;
@@ -30,13 +31,18 @@ export interface ControlEvaluation {
   readonly large_totals?: Record<string, LargeTotal>;
   readonly differences: RawDifference[];
   readonly readiness: string[];
+  /** Set when the fast path overflowed and the control was computed with BIGNUM money (wide.ts). */
+  readonly wide?: true;
 }
 
 /**
  * Evaluates one control against the loaded tables. Session variables (window, as-of, params) must
- * be set by the caller. Throws InternalError when an assertion row appears, when a kind outside the
- * definition is emitted, when one (kind, key) is listed twice, or when the SQL names a dataset this
- * run did not load; InputError (total_overflow) when a total exceeds 38 digits.
+ * be set by the caller. When a sum or comparison of minor units overflows DECIMAL(38) on the fast
+ * path, the control is evaluated once more with BIGNUM money (wide.ts) and `wide` is set. Throws
+ * InputError (total_overflow, exit 3) when even that overflows (a quantity sum past
+ * DECIMAL(38,18)); InternalError when an assertion row appears, when a kind outside the definition
+ * is emitted, when one (kind, key) is listed twice, when the SQL names a dataset this run did not
+ * load, or when the fallback met a binary float.
  */
 export async function evaluateControl(conn: DuckDBConnection, def: ControlDefinition, limits: EvaluationLimits = { inlineTotalKeys: INLINE_TOTAL_KEYS }): Promise<ControlEvaluation> {
   try {
@@ -44,21 +50,38 @@ export async function evaluateControl(conn: DuckDBConnection, def: ControlDefini
     await dropControlObjects(conn, def);
     return ev;
   } catch (e) {
+    if (!isNumericOverflow(e)) throw explainFailure(def, e);
+    await undoEvaluation(conn, def);
+  }
+  try {
+    const ev = await withWideMoney(conn, def.reads, async () => {
+      const wide = await evaluate(conn, def, limits);
+      await assertNoFloat(conn, def.control_id);
+      return wide;
+    });
+    await dropControlObjects(conn, def);
+    for (const [name, v] of Object.entries(ev.totals)) {
+      for (const x of typeof v === 'string' ? [v] : Object.values(v)) invariant(/^-?[0-9]+(\.[0-9]+)?$/.test(x), `${def.control_id}: the wide fallback gave total ${name} = ${x}, not an exact decimal`);
+    }
+    return { ...ev, wide: true };
+  } catch (e) {
     throw explainFailure(def, e);
   }
 }
 
 const DATASET_NAMES = new Set(DATASETS.map((d) => d.name));
 
-/** The error a failed evaluation stands for: an overflow is the input's, a missing dataset table the run's. */
+/**
+ * The error a failed evaluation stands for: an overflow the wide fallback could not take (only
+ * quantities in DECIMAL(38,18) are left) is the input's, a missing dataset table the run's.
+ */
 function explainFailure(def: ControlDefinition, e: unknown): unknown {
   if (e instanceof InternalError) return e;
   const msg = (e as Error).message ?? '';
-  // A sum beyond DECIMAL(38) (e.g. two amounts of 38 digits each) cannot be totalled exactly.
-  // That is a property of the input, not a bug: say so and stop with exit 3, never 70.
-  if (/Overflow|out of range/i.test(msg)) {
+  // A property of the input, not a bug: say so and stop with exit 3, never 70.
+  if (isNumericOverflow(e)) {
     return new InputError({
-      message: `${def.control_id}: a control total or comparison exceeds 38 digits and cannot be computed exactly (${msg.split('\n')[0]}); the input holds amounts or quantities too large to total`,
+      message: `${def.control_id}: a quantity total or comparison exceeds DECIMAL(38,18) and cannot be computed exactly (${msg.split('\n')[0]}); the input holds quantities too large to total`,
       rule: 'total_overflow',
     });
   }
@@ -68,6 +91,13 @@ function explainFailure(def: ControlDefinition, e: unknown): unknown {
     return new InternalError(`${def.control_id}: its SQL reads dataset ${missing}, which this run did not load (reads: ${def.reads.join(', ')}): ${msg.split('\n')[0]}`);
   }
   return e;
+}
+
+/** Drops what a failed evaluation of `def` left: its temp objects and its rows of LARGE_TOTALS_TABLE. */
+async function undoEvaluation(conn: DuckDBConnection, def: ControlDefinition): Promise<void> {
+  await dropControlObjects(conn, def);
+  const exists = await queryScript(conn, `SELECT count(*)::VARCHAR AS n FROM duckdb_tables() WHERE database_name = 'temp' AND table_name = '${LARGE_TOTALS_TABLE}'`);
+  if (exists[0]?.n !== '0') await conn.run(`DELETE FROM ${LARGE_TOTALS_TABLE} WHERE control_id = '${def.control_id}'`);
 }
 
 /**

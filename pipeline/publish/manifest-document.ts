@@ -83,6 +83,8 @@ export interface ManifestParts {
   readonly runtime: RuntimeParts;
   /** Signing mode, the staged break plan, the heads checkpoint, automatic verifications (issue 17). */
   readonly breakLog: BreakLogRecord;
+  /** Notes of the evaluation (the wide fallback, totals beyond DECIMAL(38)), after the datasets' notes. */
+  readonly notes: readonly string[];
 }
 
 /** The version-1 manifest document of a run (canonical JSON is taken by publishManifest). */
@@ -105,7 +107,7 @@ export function manifestDocument(p: ManifestParts): ManifestV1 {
       state: b.state, version: b.version, age_s: b.age_s, sla_s: b.sla_s, sla_breached: b.sla_breached,
       head: b.head, event: b.event, observation_sha256: b.observation_sha256,
     })),
-    notes: [...notesFor(sources.datasets), ...(p.breakLog.signing.mode === 'unsigned' ? [UNSIGNED_NOTE] : [])],
+    notes: [...notesFor(sources.datasets), ...p.notes, ...(p.breakLog.signing.mode === 'unsigned' ? [UNSIGNED_NOTE] : [])],
     outputs: p.outputs.map((o) => ({ table: o.table, key: o.key, sha256: o.sha256, size: o.size, rows: o.rows })),
     results_digest: p.results_digest,
     chain: { ...p.chain },

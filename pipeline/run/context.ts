@@ -101,6 +101,8 @@ export interface LoadedInputs {
 export interface EvaluatedControls {
   readonly results: readonly ControlResult[];
   readonly commonSql: readonly { path: string; text: string; sha256: string }[];
+  /** Manifest notes about the evaluation: controls computed by the wide fallback, totals beyond DECIMAL(38). */
+  readonly notes: readonly string[];
 }
 
 /** The run's staged break plan (breaks/break-plan.ts): its objects, the verifications, its SHA-256 and counts. */

@@ -10,6 +10,7 @@ import type { ControlResult, ControlStatus, Disposition } from '../../manifests/
 import { loadCommonSql, runCommonSql } from '../controls/common-sql.js';
 import type { ControlDefinition } from '../controls/definitions.js';
 import { evaluateControl, type RawDifference } from '../controls/evaluation.js';
+import { LARGE_TOTALS_TABLE } from '../controls/totals.js';
 import { ConfigError } from '../core/errors.js';
 import { formatMicros } from '../contract/values.js';
 import type { Window } from '../contract/window.js';
@@ -19,19 +20,21 @@ import { timed, type EvaluatedControls, type LoadedInputs, type RunContext } fro
 /** Evaluates every selected control; records per-control timings and what DuckDB is doing in `ctx.progress`. */
 export async function evaluateControls(ctx: RunContext, inputs: LoadedInputs): Promise<EvaluatedControls> {
   const common = await loadCommonSql();
+  const notes: string[] = [];
   const results = await timed(ctx.timings, 'controls_ms', async () => {
     ctx.progress.doing = 'computing the shared tables (sql/common)';
     // Only the shared tables whose datasets this run loaded: the others would name missing tables.
     await runCommonSql(inputs.conn, common, inputs.loaded.datasets.map((d) => d.dataset));
     const out: ControlResult[] = [];
-    for (const def of ctx.req.controls.selected) out.push(await evaluateOne(ctx, inputs, def));
+    for (const def of ctx.req.controls.selected) out.push(await evaluateOne(ctx, inputs, def, notes));
     return out;
   });
+  notes.push(...await wideTotalNotes(inputs.conn, results));
   await checkViewFiles(inputs.loaded);
-  return { results, commonSql: common.files };
+  return { results, commonSql: common.files, notes };
 }
 
-async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDefinition): Promise<ControlResult> {
+async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDefinition, notes: string[]): Promise<ControlResult> {
   const { req } = ctx;
   const t0 = performance.now();
   const cfg = req.config.config.controls[def.control_id] ?? {};
@@ -39,6 +42,7 @@ async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDe
   ctx.progress.doing = `evaluating ${def.control_id}`;
   await setVariables(inputs.conn, { ...def.params, ...(cfg.params ?? {}), window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros });
   const ev = await evaluateControl(inputs.conn, def, { inlineTotalKeys: req.settings.inlineTotalKeys });
+  if (ev.wide) notes.push(`${def.control_id}: a sum of minor units passed DECIMAL(38) on the fast path; its totals and differences were computed exactly with DuckDB BIGNUM (variable-width integers)`);
   const diffs = ev.differences.map((d) => ({ ...d, record_time: d.record_time_us === null ? null : formatMicros(BigInt(d.record_time_us)), timing: isTiming(ctx, def, d) }));
   const { status, quarantined, reasons } = statusOf(def, inputs.loads, req.window, ev.readiness, diffs.some((d) => !d.timing));
   const provisional = status === 'NOT_READY' || status === 'INCOMPLETE';
@@ -54,6 +58,33 @@ async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDe
   ctx.timings[`control_${def.control_id.toLowerCase()}_ms`] = Math.round(performance.now() - t0);
   ctx.logger.info(`${status}: ${diffs.length} difference(s)`, { control: def.control_id, status, differences: diffs.length });
   return result;
+}
+
+/** An exact decimal text that no typed column of `control_totals` can hold: more than 38 digits, or more than 20 before a fraction. */
+function beyondDecimal38(v: string): boolean {
+  const [int, frac] = v.replace(/^-/, '').replace(/^0+(?=[0-9])/, '').split('.');
+  return frac === undefined ? int.length > 38 : int.length > 20;
+}
+
+/**
+ * Manifest notes for totals beyond DECIMAL(38) (CONTRACT §6: money in outputs is DECIMAL, never
+ * HUGEINT): such a value is written to `control_totals` as exact text only (`value_text`;
+ * `value_decimal` and `value_integer` NULL). Inline totals are named (at most 20 per control);
+ * entries of large totals are counted in DuckDB.
+ */
+async function wideTotalNotes(conn: DuckDBConnection, results: readonly ControlResult[]): Promise<string[]> {
+  const notes: string[] = [];
+  const tail = 'written to control_totals as exact text only (value_text; value_decimal and value_integer are NULL)';
+  for (const r of results) {
+    const wide = Object.entries(r.totals).flatMap(([name, v]) => (typeof v === 'string' ? [[name, v]] : Object.entries(v).map(([dim, x]) => [`${name}[${dim}]`, x]))).filter(([, v]) => beyondDecimal38(v));
+    for (const [name, v] of wide.slice(0, 20)) notes.push(`${r.control_id}: total ${name} = ${v} has more digits than DECIMAL(38) holds: ${tail}`);
+    if (wide.length > 20) notes.push(`${r.control_id}: ${wide.length - 20} more totals beyond DECIMAL(38), ${tail}`);
+  }
+  if (results.some((r) => r.large_totals)) {
+    const rows = (await conn.runAndReadAll(`SELECT control_id, name, count(*)::VARCHAR AS n FROM ${LARGE_TOTALS_TABLE} WHERE length(ltrim(split_part(ltrim(value, '-'), '.', 1), '0')) > CASE WHEN contains(value, '.') THEN 20 ELSE 38 END GROUP BY ALL ORDER BY ALL`)).getRowObjectsJson();
+    for (const o of rows) notes.push(`${String(o.control_id)}: ${String(o.n)} entries of the large total ${String(o.name)} have more digits than DECIMAL(38) holds: ${tail}`);
+  }
+  return notes;
 }
 
 /** True when a configured timing rule of the control's kind covers the difference's record time (CONTRACT §5). */

@@ -8,6 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { repoPath } from '../core/paths.js';
+import { wideSql } from '../controls/wide.js';
 import { currencyTable } from '../contract/currency.js';
 import { DUCKDB_THREADS } from '../load/engine.js';
 import type { OutputObject } from '../outputs/outputs.js';
@@ -38,7 +39,7 @@ export async function publishRun(ctx: RunContext, inputs: LoadedInputs, evaluate
     // The manifest's own write and what follows it (promotion, break writes, verification, release) cannot be in it.
     ctx.timings.publish_ms = Math.round(performance.now() - publishStart);
     ctx.timings.wall_ms = Math.round(performance.now() - ctx.originMs);
-    return manifestDocument(manifestParts(ctx, inputs, settled, outputs, { code, fingerprints, chain }));
+    return manifestDocument(manifestParts(ctx, inputs, settled, outputs, { code, fingerprints, chain, notes: evaluated.notes }));
   }, { onRepair: (r) => ctx.logger.warn(r.message), fault: ctx.fault });
   await ctx.fault('published');
   return published;
@@ -58,7 +59,8 @@ function breakLog(ctx: RunContext, settled: SettledResults): BreakLogRecord {
 /** The SQL and control definitions (every control's, not only the selected ones), version and commit the run used. */
 async function codeParts(ctx: RunContext, evaluated: EvaluatedControls): Promise<CodeParts> {
   const { req } = ctx;
-  const sql = [...evaluated.commonSql.map((c) => ({ path: c.path, sha256: c.sha256 })), ...req.controls.all.flatMap((c) => c.sqlFiles)];
+  const wide = wideSql();
+  const sql = [...evaluated.commonSql.map((c) => ({ path: c.path, sha256: c.sha256 })), { path: wide.path, sha256: wide.sha256 }, ...req.controls.all.flatMap((c) => c.sqlFiles)];
   // Each definition by its own path (a test-only control lives outside controls/).
   const control_definitions = req.controls.all.map((c) => ({ ...c.definitionFile }));
   const pkg = JSON.parse(await readFile(repoPath('package.json'), 'utf8')) as { version: string };
@@ -81,7 +83,7 @@ async function codeCommit(): Promise<string | null> {
 
 function manifestParts(
   ctx: RunContext, inputs: LoadedInputs, settled: SettledResults, outputs: readonly OutputObject[],
-  more: Pick<ManifestParts, 'code' | 'fingerprints' | 'chain'>,
+  more: Pick<ManifestParts, 'code' | 'fingerprints' | 'chain' | 'notes'>,
 ): ManifestParts {
   const { req, runId } = ctx;
   return {

@@ -20,6 +20,11 @@ CREATE OR REPLACE MACRO us_text(x) AS dec_text(x::DECIMAL(38,0) * 0.000001::DECI
 -- ISO-8601 UTC text with microseconds.
 CREATE OR REPLACE MACRO ts_text(t) AS strftime(t, '%Y-%m-%dT%H:%M:%S.%fZ');
 
+-- A sum or amount in minor units as the type money is computed in: DECIMAL(38,0) here (exact,
+-- fast). When a control's sum passes DECIMAL(38) the control runs again with sql/common/wide.sql,
+-- which makes this BIGNUM (DuckDB's variable-width integer) for that control only.
+CREATE OR REPLACE MACRO minor(x) AS x::DECIMAL(38,0);
+
 -- Signed ledger amount, credit-normal (CONTRACT §2): CREDIT +, DEBIT -.
 CREATE OR REPLACE MACRO signed_minor(direction, amount) AS CASE direction WHEN 'CREDIT' THEN amount ELSE -amount END;
 

@@ -34,7 +34,7 @@ FROM multiple m JOIN rc03_execution_first x USING (execution_id);
 -- currency (0 when the set has no leg in it), from the per (set, currency) sums of prepare.sql.
 WITH trade_debits AS (
   SELECT e.execution_id, t.posting_set_id, e.notional_minor, e.price_currency,
-         coalesce(d.debit_minor, 0)::DECIMAL(38,0) AS debit_minor, e.executed_at
+         minor(coalesce(d.debit_minor, 0)) AS debit_minor, e.executed_at
   FROM rc03_executions e JOIN rc03_trade_sets t USING (execution_id)
   LEFT JOIN rc03_set_currency d ON d.posting_set_id = t.posting_set_id AND d.currency = e.price_currency
 )

@@ -4,8 +4,8 @@
 -- amount_minor is positive (CONTRACT §2), so re-summing these sums gives the same exact values.
 CREATE OR REPLACE TEMP TABLE rc03_set_currency AS
 SELECT posting_set_id, currency,
-       coalesce(sum(amount_minor) FILTER (WHERE direction = 'DEBIT'), 0)::DECIMAL(38,0) AS debit_minor,
-       coalesce(sum(amount_minor) FILTER (WHERE direction = 'CREDIT'), 0)::DECIMAL(38,0) AS credit_minor,
+       minor(coalesce(sum(amount_minor) FILTER (WHERE direction = 'DEBIT'), 0)) AS debit_minor,
+       minor(coalesce(sum(amount_minor) FILTER (WHERE direction = 'CREDIT'), 0)) AS credit_minor,
        count(*) AS leg_count,
        count(*) FILTER (WHERE in_window(effective_at)) AS window_leg_count,
        min(effective_at) FILTER (WHERE in_window(effective_at)) AS first_effective_at,
@@ -56,12 +56,12 @@ CREATE OR REPLACE TEMP TABLE rc03_close AS SELECT * FROM account_balances WHERE 
 
 -- Σ signed postings (CREDIT +, DEBIT -) with effective_at in the window, per account and currency.
 CREATE OR REPLACE TEMP TABLE rc03_net AS
-SELECT account_id, currency, sum(signed_minor(direction, amount_minor))::DECIMAL(38,0) AS net_minor
+SELECT account_id, currency, minor(sum(signed_minor(direction, amount_minor))) AS net_minor
 FROM ledger_postings WHERE in_window(effective_at) GROUP BY account_id, currency;
 
 -- Reservations whose state at the window end is HELD (state at t: highest version with updated_at < t).
 CREATE OR REPLACE TEMP TABLE rc03_held AS
-SELECT account_id, currency, sum(amount_minor)::DECIMAL(38,0) AS held_minor FROM (
+SELECT account_id, currency, minor(sum(amount_minor)) AS held_minor FROM (
   SELECT * FROM reservations WHERE updated_at < getvariable('window_end')
   QUALIFY row_number() OVER (PARTITION BY reservation_id ORDER BY version DESC, updated_at DESC, _source) = 1
 ) WHERE status = 'HELD' GROUP BY account_id, currency;

@@ -4,7 +4,7 @@
 WITH by_currency AS MATERIALIZED (
   -- Per (set, currency) sums from prepare.sql instead of the legs themselves, re-summed per
   -- currency in ONE grouped pass (a set counts once per currency it has legs in).
-  SELECT c.currency, sum(c.debit_minor)::DECIMAL(38,0) AS debit_minor, sum(c.credit_minor)::DECIMAL(38,0) AS credit_minor,
+  SELECT c.currency, minor(sum(c.debit_minor)) AS debit_minor, minor(sum(c.credit_minor)) AS credit_minor,
          sum(c.leg_count) AS leg_count, count(*) AS set_count
   FROM rc03_set_currency c SEMI JOIN rc03_sets s ON s.posting_set_id = c.posting_set_id
   GROUP BY c.currency

@@ -4,7 +4,7 @@
 -- that share a key (two differing rows of one statement, custodian report or line) into one
 -- difference whose detail lists each finding.
 WITH ledger_sum AS (
-  SELECT statement_id, account_id, currency, period_start_utc, period_end_utc, sum(cash_minor)::DECIMAL(38,0) AS ledger_minor
+  SELECT statement_id, account_id, currency, period_start_utc, period_end_utc, minor(sum(cash_minor)) AS ledger_minor
   FROM rc04_ledger_cash GROUP BY ALL
 ), ref_legs AS (
   -- Legs of the posting sets the lines reference, netted per set, account and currency in one
@@ -16,7 +16,7 @@ WITH ledger_sum AS (
 ), line_match AS (
   SELECT l.*,
          EXISTS (SELECT 1 FROM ref_legs r WHERE r.posting_set_id = l.reference) AS set_exists,
-         coalesce(r.net_minor, 0)::DECIMAL(38,0) AS set_net_minor
+         minor(coalesce(r.net_minor, 0)) AS set_net_minor
   FROM rc04_lines l
   LEFT JOIN ref_legs r ON r.posting_set_id = l.reference AND r.account_id = l.account_id AND r.currency = l.currency
 ), seqs AS (

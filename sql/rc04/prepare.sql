@@ -13,7 +13,7 @@ WHERE period_end_utc > getvariable('window_start')::TIMESTAMP AND period_end_utc
 -- id alone, so they are summed once per id even when the extract holds two differing rows of one
 -- statement (each row is then checked against the same lines).
 CREATE OR REPLACE TEMP TABLE rc04_line_sums AS
-SELECT s.statement_id, coalesce(sum(l.amount_minor), 0)::DECIMAL(38,0) AS lines_minor, count(l.line_id) AS line_count
+SELECT s.statement_id, minor(coalesce(sum(l.amount_minor), 0)) AS lines_minor, count(l.line_id) AS line_count
 FROM (SELECT DISTINCT statement_id FROM rc04_statements) s LEFT JOIN bank_statement_lines l USING (statement_id)
 GROUP BY s.statement_id;
 
@@ -33,7 +33,7 @@ JOIN (SELECT statement_id, account_id, currency, min(period_end_utc) AS period_e
 -- in is a DEBIT on the statement account, an asset).
 CREATE OR REPLACE TEMP TABLE rc04_ledger_cash AS
 SELECT s.statement_id, s.account_id, s.currency, s.period_start_utc, s.period_end_utc, l.posting_set_id,
-       sum(CASE l.direction WHEN 'DEBIT' THEN l.amount_minor ELSE -l.amount_minor END)::DECIMAL(38,0) AS cash_minor,
+       minor(sum(CASE l.direction WHEN 'DEBIT' THEN l.amount_minor ELSE -l.amount_minor END)) AS cash_minor,
        min(l.effective_at) AS effective_at
 FROM rc04_periods s
 JOIN ledger_postings l ON l.account_id = s.account_id AND l.currency = s.currency

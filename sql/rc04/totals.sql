@@ -3,10 +3,10 @@
 -- mapped intervals; exchange fill count and quantity per venue (venue_fills by mapped UTC time)
 -- against executions; custodian quantity per account|instrument against positions + fills.
 WITH bank AS (
-  SELECT s.account_id || '|' || s.currency AS dim, sum(ls.lines_minor)::DECIMAL(38,0) AS statement_minor
+  SELECT s.account_id || '|' || s.currency AS dim, minor(sum(ls.lines_minor)) AS statement_minor
   FROM (SELECT DISTINCT statement_id, account_id, currency FROM rc04_periods) s JOIN rc04_line_sums ls USING (statement_id) GROUP BY 1
 ), ledger AS (
-  SELECT p.account_id || '|' || p.currency AS dim, coalesce(sum(c.cash_minor), 0)::DECIMAL(38,0) AS ledger_minor
+  SELECT p.account_id || '|' || p.currency AS dim, minor(coalesce(sum(c.cash_minor), 0)) AS ledger_minor
   FROM rc04_periods p LEFT JOIN rc04_ledger_cash c USING (statement_id, account_id, currency, period_start_utc, period_end_utc) GROUP BY 1
 ), venue AS (
   SELECT venue_id, count(*) AS n, sum(fill_qty) AS qty FROM venue_fills WHERE in_window(venue_time_utc) GROUP BY venue_id

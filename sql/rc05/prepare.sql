@@ -6,18 +6,18 @@
 -- PROJECTION_COST_MISMATCH naming the currencies).
 CREATE OR REPLACE TEMP TABLE rc05_authority AS
 WITH start_positions AS (
-  SELECT account_id, instrument_id, sum(quantity) AS quantity, sum(cost_minor)::DECIMAL(38,0) AS cost_minor,
+  SELECT account_id, instrument_id, sum(quantity) AS quantity, minor(sum(cost_minor)) AS cost_minor,
          min(cost_currency) AS cost_currency, max(cost_currency) AS cost_currency_hi
   FROM positions WHERE as_of = getvariable('window_start')::TIMESTAMP GROUP BY account_id, instrument_id
 ), fills AS (
   SELECT account_id, instrument_id, sum(signed_side(side, fill_qty)) AS quantity,
-         sum(signed_side(side, notional_minor))::DECIMAL(38,0) AS cost_minor,
+         minor(sum(signed_side(side, notional_minor))) AS cost_minor,
          min(price_currency) AS cost_currency, max(price_currency) AS cost_currency_hi, max(executed_at) AS last_fill_at
   FROM executions WHERE in_window(executed_at) GROUP BY account_id, instrument_id
 )
 SELECT account_id, instrument_id,
        coalesce(p.quantity, 0) + coalesce(f.quantity, 0) AS position_qty,
-       (coalesce(p.cost_minor, 0) + coalesce(f.cost_minor, 0))::DECIMAL(38,0) AS cost_minor,
+       minor(coalesce(p.cost_minor, 0) + coalesce(f.cost_minor, 0)) AS cost_minor,
        coalesce(p.cost_currency, f.cost_currency) AS cost_currency,
        (p.cost_currency <> p.cost_currency_hi OR f.cost_currency <> f.cost_currency_hi OR p.cost_currency <> f.cost_currency) IS TRUE AS mixed_currency
 FROM start_positions p FULL JOIN fills f USING (account_id, instrument_id);
