@@ -516,6 +516,9 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           stagedPath = join(stagingDir, `${file.format === 'parquet' ? 'p' : 'c'}${String(++staged).padStart(6, '0')}.${file.format}`);
           try {
             await stageLink(realPath, stagedPath);
+            // DuckDB opens the link by path: it must still be the regular file that was hashed.
+            const st = await stat(stagedPath);
+            if (!st.isFile() || st.size !== fl.size) throw new Error('the file changed or is no longer a regular file since it was hashed');
           } catch (e) {
             if (file.format === 'parquet') {
               q({ row: null, line: null, column: null, rule: 'file_unreadable', message: `${file.relPath} cannot be staged for reading: ${(e as Error).message}`, raw: '' });

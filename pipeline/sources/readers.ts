@@ -66,6 +66,10 @@ async function* fileBytes(file: SourceFile, maxBytes = Infinity): AsyncGenerator
   try { fh = await open(file.realPath ?? file.absPath, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY); } catch (e) {
     throw new ReadFailure('file_unreadable', `the file cannot be read: ${(e as Error).message}`);
   }
+  if (!(await fh.stat().then((st) => st.isFile(), () => false))) {
+    await fh.close().catch(() => undefined);
+    throw new ReadFailure('file_unreadable', 'the file is no longer a regular file (replaced after it was listed); it is not read');
+  }
   const raw = fh.createReadStream({ highWaterMark: 256 * 1024 });
   const src: AsyncIterable<Buffer> = file.gzip ? raw.pipe(createGunzip()) : raw;
   if (file.gzip) raw.on('error', (e) => (src as NodeJS.ReadableStream & { destroy(e: Error): void }).destroy(e));
