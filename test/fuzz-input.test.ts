@@ -244,7 +244,8 @@ function mustQuarantine(bytes: Buffer): boolean {
 }
 
 const day = validDay(4);
-const FILE_RULES = new Set(['empty_file', 'csv_header', 'gzip_truncated', 'gzip_unreadable', 'file_unreadable', 'parquet_unreadable', 'parquet_float_column', 'link_outside_source_root', 'dataset_unreadable']);
+const FILE_RULES = new Set(['empty_file', 'csv_header', 'gzip_truncated', 'gzip_unreadable', 'file_unreadable', 'parquet_unreadable', 'parquet_float_column', 'link_outside_source_root', 'dataset_unreadable',
+  'header_not_dataset', 'parquet_column_type', 'file_name_encoding', 'file_too_large', 'file_too_many_records', 'file_too_many_quarantined']);
 
 /** Writes the valid day plus the mangled files; returns each mangled file's path and whether it must be quarantined. */
 function writeBatch(dir: string, mangles: readonly Mangle[]): { file: string; dataset: string; must: boolean }[] {

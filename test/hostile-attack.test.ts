@@ -245,9 +245,9 @@ describe('a CSV header that is not the dataset\'s (item 11)', () => {
     const lacks = (cols: string[]) => `the header is not one of executions: it lacks column(s) ${cols.join(', ')}; the file holds no records`;
     const all = day.executions.header;
     expect(r.quarantine.map((q) => [q.file, q.row, q.column, q.rule, q.message])).toEqual([
-      ['executions/a.csv', null, 'order_id', 'file_missing_column', lacks(all.filter((c) => !['executed_at', 'execution_id'].includes(c)))],
-      ['executions/b.csv', null, 'executed_at', 'file_missing_column', lacks(all)],
-      ['executions/c.csv', null, 'executed_at', 'file_missing_column', lacks(all)],
+      ['executions/a.csv', null, 'order_id', 'header_not_dataset', lacks(all.filter((c) => !['executed_at', 'execution_id'].includes(c)))],
+      ['executions/b.csv', null, 'executed_at', 'header_not_dataset', lacks(all)],
+      ['executions/c.csv', null, 'executed_at', 'header_not_dataset', lacks(all)],
     ]);
     expect(ds(r, 'executions').extra_columns).toEqual(['order', 'garbage', `${'A'.repeat(128)}… (52428800 characters)`]);
   });

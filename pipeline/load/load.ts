@@ -656,9 +656,8 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
         // A header that is not the dataset's is a fault of the file even with no record under it
         // (a truncated header, `garbage`, 50 MB of `A`): never an empty extract.
         if (fl.rows === 0 && !fileError && (missing.length || duplicated.length)) {
-          q(duplicated.length
-            ? { row: null, line: null, column: duplicated[0], rule: 'header_duplicate_column', message: `the header names column(s) ${duplicated.join(', ')} more than once; the file holds no records`, raw: '' }
-            : { row: null, line: null, column: missing[0], rule: 'file_missing_column', message: `the header is not one of ${spec.name}: it lacks column(s) ${missing.join(', ')}; the file holds no records`, raw: '' });
+          const why = duplicated.length ? `names column(s) ${duplicated.join(', ')} more than once` : `lacks column(s) ${missing.join(', ')}`;
+          q({ row: null, line: null, column: duplicated[0] ?? missing[0], rule: 'header_not_dataset', message: `the header is not one of ${spec.name}: it ${why}; the file holds no records`, raw: '' });
         }
       }
     }
