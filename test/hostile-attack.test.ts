@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { loadConfig } from '../pipeline/config/config.js';
+import { defaultConfig } from '../pipeline/config/config.js';
 import { windowForRange } from '../pipeline/contract/window.js';
 import { ConcurrencyError } from '../pipeline/core/errors.js';
 import { loadSources, type LoadResult } from '../pipeline/load/load.js';
@@ -51,7 +51,7 @@ function root(files: Record<string, string | Buffer>): string {
 }
 
 async function load(dir: string, limits?: Partial<FileLimits>, datasets?: string[]): Promise<LoadResult> {
-  const { config } = await loadConfig();
+  const { config } = defaultConfig();
   return loadSources(conn, dir, { ...config, ...(limits ? { limits } : {}) }, join(tmp.dir, `links-${++counter}`), datasets ? { datasets } : {});
 }
 
@@ -113,7 +113,7 @@ describe('per-file bounds (item 6): a 20 KB .csv.gz of 10,485,760 short lines', 
 
   it('a plain file over the size bound is not read at all; over the record bound the fast path hands it to the reader that stops there', async () => {
     const paths: string[] = [];
-    const { config } = await loadConfig();
+    const { config } = defaultConfig();
     const r = await loadSources(conn, root({ 'orders/b.csv': csvText(day.orders) }), { ...config, limits: { max_file_records: 4 } }, join(tmp.dir, `links-${++counter}`), { datasets: ['orders'], onFile: (f) => paths.push(`${f.loadedBy}: ${f.reason}`) });
     expect(paths).toEqual(['js: the file holds 9 records, more than limits.max_file_records']);
     expect(entries(r)).toEqual([{ file: 'orders/b.csv', row: 5, line: 6, column: null, rule: 'file_too_many_records' }]);
@@ -189,7 +189,7 @@ describe('Parquet columns judged like the other formats (items 9, 10)', () => {
     await parquet(join(dir, 'positions/b.parquet'), positions(`'ACC-1'`, '840::BIGINT'));
     await parquet(join(dir, 'positions/c.parquet'), positions(`'ACC-1'`));
     for (const fast of [true, false]) {
-      const { config } = await loadConfig();
+      const { config } = defaultConfig();
       const r = await loadSources(conn, dir, config, join(tmp.dir, `links-${++counter}`), { fast, datasets: ['positions'] });
       expect(r.quarantine.map((q) => [q.file, q.row, q.rule, q.message])).toEqual([
         ['positions/a.parquet', null, 'parquet_column_type', 'column account_id is INTEGER; an id column holds strings in every format (CONTRACT §1), so the file is not read'],
@@ -210,7 +210,7 @@ describe('Parquet columns judged like the other formats (items 9, 10)', () => {
       columnData: cols.map((name, i) => ({ name, data: rows.map((r) => r[i]) })),
     });
     for (const fast of [true, false]) {
-      const { config } = await loadConfig();
+      const { config } = defaultConfig();
       const r = await loadSources(conn, dir, config, join(tmp.dir, `links-${++counter}`), { fast, datasets: ['executions'] });
       expect(entries(r)).toEqual(['a.parquet', 'b.csv'].flatMap((f) => [1, 2, 3].map((row) => ({ file: `executions/${f}`, row, line: f === 'b.csv' ? row + 1 : row, column: 'price', rule: 'header_duplicate_column' }))));
       expect(ds(r, 'executions').extra_columns).toEqual([]);
@@ -242,7 +242,7 @@ describe('a CSV header that is not the dataset\'s (item 11)', () => {
       'executions/c.csv': Buffer.alloc(50 * 1024 * 1024, 'A'),
     });
     const r = await load(dir, undefined, ['executions']);
-    const lacks = (cols: string[]) => `the header is not one of executions: it lacks column(s) ${cols.join(', ')}; the file holds no records`;
+    const lacks = (cols: readonly string[]) => `the header is not one of executions: it lacks column(s) ${cols.join(', ')}; the file holds no records`;
     const all = day.executions.header;
     expect(r.quarantine.map((q) => [q.file, q.row, q.column, q.rule, q.message])).toEqual([
       ['executions/a.csv', null, 'order_id', 'header_not_dataset', lacks(all.filter((c) => !['executed_at', 'execution_id'].includes(c)))],
@@ -272,7 +272,7 @@ describe('documented rules enforced, and the docs\' readings (item 12)', () => {
   it.each(cases)('%s.%s = %j → %s', async (dataset, column, value, rule) => {
     const t = withValue(day[dataset], 2, column, value);
     for (const fast of [true, false]) {
-      const { config } = await loadConfig();
+      const { config } = defaultConfig();
       const r = await loadSources(conn, root({ [`${dataset}/part-0001.csv`]: csvText(t) }), config, join(tmp.dir, `links-${++counter}`), { fast, datasets: [dataset] });
       expect(entries(r)).toEqual(rule ? [{ file: `${dataset}/part-0001.csv`, row: 2, line: 3, column, rule }] : []);
     }

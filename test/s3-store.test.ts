@@ -13,7 +13,8 @@ import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/cli
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AlreadyExistsError } from '../pipeline/store/object-store.js';
-import { exitCodeOf, StoreError } from '../pipeline/core/errors.js';
+import { StoreError } from '../pipeline/core/errors.js';
+import { exitCodeOf } from '../pipeline/core/outcome.js';
 import { fullJitterDelay, isRetryable, parseS3Url } from '../pipeline/store/s3-client.js';
 import { openS3Store, S3ObjectStore } from '../pipeline/store/s3-store.js';
 import { stageS3Sources } from '../pipeline/sources/s3-sources.js';
