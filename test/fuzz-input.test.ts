@@ -7,7 +7,7 @@
  *    load iff all its values are valid; a quarantined record names its exact row and line and one
  *    of its invalid columns; valid decimals load exactly (decimal.js is the oracle).
  * 2. Mangled files (≥ 200 through the CLI, more through loadSources): files of a consistent day
- *    (test/hostile-fixtures.ts) truncated, cut, spliced with hostile bytes (NUL, 0xFF, quotes, CR,
+ *    (test/fixtures/hostile.ts) truncated, cut, spliced with hostile bytes (NUL, 0xFF, quotes, CR,
  *    BOM), lines duplicated or swapped, gzip-compressed and truncated, beside the valid day.
  *    Invariants: never an exception or exit 70; every record read is loaded or quarantined;
  *    a file holding invalid UTF-8 or NUL, or a truncated gzip, is quarantined; the valid files

@@ -9,7 +9,7 @@ import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, scratchDir } from './helpers/cli.js';
-import { WINDOW, validDay, writeDay } from './hostile-fixtures.js';
+import { WINDOW, validDay, writeDay } from './fixtures/hostile.js';
 
 const tmp = scratchDir('reckon-attack-cli-');
 afterAll(() => tmp.cleanup());

@@ -8,69 +8,40 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../pipeline/config/config.js';
 import { windowForRange } from '../pipeline/contract/window.js';
 import { ConcurrencyError } from '../pipeline/core/errors.js';
-import { loadSources, type LoadResult } from '../pipeline/load/load.js';
+import { loadSources, type LoadOptions, type LoadResult } from '../pipeline/load/load.js';
 import type { FileLimits } from '../pipeline/contract/limits.js';
 import { acquireLeases } from '../pipeline/publish/lease.js';
 import { LocalObjectStore } from '../pipeline/store/local-store.js';
-import { scratchDir } from './helpers/cli.js';
 import { parquetWriteFile } from 'hyparquet-writer';
-import { csvLine, csvText, validDay, WINDOW, type Table } from './hostile-fixtures.js';
+import { csvLine, csvText, datasetOf, entries, hostileBench, validDay, withValue, WINDOW } from './fixtures/hostile.js';
 
-const tmp = scratchDir('reckon-attack-');
-let instance: DuckDBInstance;
-let conn: DuckDBConnection;
-let counter = 0;
-
-beforeAll(async () => {
-  instance = await DuckDBInstance.create(':memory:', { threads: '1' });
-  conn = await instance.connect();
-  await conn.run(`SET TimeZone = 'UTC'`);
-});
-afterAll(() => {
-  conn.closeSync();
-  instance.closeSync();
-  tmp.cleanup();
-});
-
+const { duck, root, fresh, parquet } = hostileBench('reckon-attack-');
 const day = validDay(3);
 
-/** A fresh source root holding `files` (path under the root → content). */
-function root(files: Record<string, string | Buffer>): string {
-  const dir = join(tmp.dir, `root-${++counter}`);
-  mkdirSync(dir, { recursive: true });
-  for (const [rel, content] of Object.entries(files)) {
-    mkdirSync(join(dir, rel, '..'), { recursive: true });
-    writeFileSync(join(dir, rel), content);
-  }
-  return dir;
-}
-
-async function load(dir: string, limits?: Partial<FileLimits>, datasets?: string[]): Promise<LoadResult> {
+/** Loads `dir` with the default configuration, `limits` patched in when given. */
+async function load(dir: string, opts: LoadOptions & { readonly limits?: Partial<FileLimits> } = {}): Promise<LoadResult> {
+  const { limits, ...rest } = opts;
   const { config } = defaultConfig();
-  return loadSources(conn, dir, { ...config, ...(limits ? { limits } : {}) }, join(tmp.dir, `links-${++counter}`), datasets ? { datasets } : {});
+  return loadSources(duck.conn, dir, limits ? { ...config, limits } : config, fresh('links'), rest);
 }
-
-const entries = (r: LoadResult) => r.quarantine.map((q) => ({ file: q.file, row: q.row, line: q.line, column: q.column, rule: q.rule }));
-const ds = (r: LoadResult, name: string) => r.datasets.find((d) => d.dataset === name)!;
 
 describe('side files that are not regular files (item 5)', () => {
   it('a FIFO as _watermark.json or _import_report.json is refused by name, never opened; a link to /dev/zero is refused', async () => {
     const dir = root({ 'orders/part-0001.csv': csvText(day.orders), 'executions/part-0001.csv': csvText(day.executions) });
     execFileSync('mkfifo', [join(dir, 'orders', '_watermark.json'), join(dir, 'orders', '_import_report.json')]);
     symlinkSync('/dev/zero', join(dir, 'executions', '_watermark.json'));
-    const r = await load(dir, undefined, ['orders', 'executions']);
+    const r = await load(dir, { datasets: ['orders', 'executions'] });
     expect(r.quarantine.map((q) => [q.file, q.rule, q.message])).toEqual([
       ['orders/_watermark.json', 'watermark_unreadable', 'orders/_watermark.json is a FIFO (named pipe), not a regular file; it is not read'],
       ['orders/_import_report.json', 'import_report_file_unreadable', 'orders/_import_report.json is a FIFO (named pipe), not a regular file; it is not read'],
       ['executions/_watermark.json', 'link_outside_source_root', 'executions/_watermark.json is a link that leads outside the source root; it is not read'],
     ]);
-    expect(ds(r, 'orders').control_files).toEqual([]);
-    expect(ds(r, 'orders').records_loaded).toBe(9);
+    expect(datasetOf(r, 'orders').control_files).toEqual([]);
+    expect(datasetOf(r, 'orders').records_loaded).toBe(9);
   });
 });
 
@@ -82,7 +53,7 @@ describe('per-file bounds (item 6): a 20 KB .csv.gz of 10,485,760 short lines', 
   });
 
   it('stops at the quarantine bound: that many entries, then one saying where reading stopped', async () => {
-    const r = await load(root({ 'executions/bomb.csv.gz': bomb }), { max_file_quarantined: 1000 }, ['executions']);
+    const r = await load(root({ 'executions/bomb.csv.gz': bomb }), { limits: { max_file_quarantined: 1000 }, datasets: ['executions'] });
     expect(r.quarantine).toHaveLength(1001);
     expect(entries(r).slice(0, 2)).toEqual([
       { file: 'executions/bomb.csv.gz', row: 1, line: 2, column: null, rule: 'field_count' },
@@ -92,35 +63,34 @@ describe('per-file bounds (item 6): a 20 KB .csv.gz of 10,485,760 short lines', 
       dataset: 'executions', file: 'executions/bomb.csv.gz', row: 1001, line: 1002, column: null, rule: 'file_too_many_quarantined', raw: '',
       message: 'executions/bomb.csv.gz: 1000 records of the file are quarantined, the most kept for one file (limits.max_file_quarantined); records from row 1001 on are not read',
     });
-    expect(ds(r, 'executions').records_read).toBe(1000);
+    expect(datasetOf(r, 'executions').records_read).toBe(1000);
   });
 
   it('stops at the record bound', async () => {
-    const r = await load(root({ 'executions/bomb.csv.gz': bomb }), { max_file_records: 5000 }, ['executions']);
+    const r = await load(root({ 'executions/bomb.csv.gz': bomb }), { limits: { max_file_records: 5000 }, datasets: ['executions'] });
     expect(r.quarantine).toHaveLength(5001);
     expect(entries(r)[5000]).toEqual({ file: 'executions/bomb.csv.gz', row: 5001, line: 5002, column: null, rule: 'file_too_many_records' });
     expect(r.quarantine[5000].message).toBe('executions/bomb.csv.gz: the file holds more than 5000 records, the most read from one file (limits.max_file_records); records from row 5001 on are not read');
   });
 
   it('stops at the decompressed-size bound', async () => {
-    const r = await load(root({ 'executions/bomb.csv.gz': bomb }), { max_file_bytes: 100_000 }, ['executions']);
+    const r = await load(root({ 'executions/bomb.csv.gz': bomb }), { limits: { max_file_bytes: 100_000 }, datasets: ['executions'] });
     const last = r.quarantine[r.quarantine.length - 1];
     expect(last.rule).toBe('file_too_large');
     expect(last.message).toMatch(/^the file holds more than 100000 bytes once decompressed; at most 100000 are read from one file \(limits\.max_file_bytes\) \(records from row [0-9]+ on are not read\)$/);
-    expect(last.row).toBe(ds(r, 'executions').records_read + 1);
-    expect(ds(r, 'executions').records_read).toBeLessThan(50_000);
+    expect(last.row).toBe(datasetOf(r, 'executions').records_read + 1);
+    expect(datasetOf(r, 'executions').records_read).toBeLessThan(50_000);
   });
 
   it('a plain file over the size bound is not read at all; over the record bound the fast path hands it to the reader that stops there', async () => {
     const paths: string[] = [];
-    const { config } = defaultConfig();
-    const r = await loadSources(conn, root({ 'orders/b.csv': csvText(day.orders) }), { ...config, limits: { max_file_records: 4 } }, join(tmp.dir, `links-${++counter}`), { datasets: ['orders'], onFile: (f) => paths.push(`${f.loadedBy}: ${f.reason}`) });
+    const r = await load(root({ 'orders/b.csv': csvText(day.orders) }), { limits: { max_file_records: 4 }, datasets: ['orders'], onFile: (f) => paths.push(`${f.loadedBy}: ${f.reason}`) });
     expect(paths).toEqual(['js: the file holds 9 records, more than limits.max_file_records']);
     expect(entries(r)).toEqual([{ file: 'orders/b.csv', row: 5, line: 6, column: null, rule: 'file_too_many_records' }]);
-    expect(ds(r, 'orders').records_loaded).toBe(4);
-    const big = await load(root({ 'orders/b.csv': csvText(day.orders) }), { max_file_bytes: 100 }, ['orders']);
+    expect(datasetOf(r, 'orders').records_loaded).toBe(4);
+    const big = await load(root({ 'orders/b.csv': csvText(day.orders) }), { limits: { max_file_bytes: 100 }, datasets: ['orders'] });
     expect(big.quarantine.map((q) => [q.rule, q.row, q.message])).toEqual([['file_too_large', null, `orders/b.csv holds ${Buffer.byteLength(csvText(day.orders))} bytes; at most 100 are read from one file (limits.max_file_bytes); it is not read`]]);
-    expect(ds(big, 'orders').records_read).toBe(0);
+    expect(datasetOf(big, 'orders').records_read).toBe(0);
   });
 });
 
@@ -132,7 +102,7 @@ describe('leases of dead holders (item 6): free at once on their host, at expiry
     acquired_at: new Date().toISOString(), expires_at: new Date(Date.now() + 3_600_000).toISOString(), ...over,
   });
   const storeWith = (body: string) => {
-    const dir = join(tmp.dir, `store-${++counter}`);
+    const dir = fresh('store');
     mkdirSync(join(dir, prefix), { recursive: true });
     writeFileSync(join(dir, prefix, '0000000001.json'), body);
     return new LocalObjectStore(dir);
@@ -161,25 +131,13 @@ describe('leases of dead holders (item 6): free at once on their host, at expiry
   });
 
   it('this very process holds its own lease (start time and boot id match)', async () => {
-    const s = new LocalObjectStore(join(tmp.dir, `store-${++counter}`));
+    const s = new LocalObjectStore(fresh('store'));
     await acquireLeases(s, ['RC01'], w, 'run-a');
     await expect(acquireLeases(s, ['RC01'], w, 'run-b')).rejects.toThrow(/is being run by run-a/);
   });
 });
 
-/** The valid table with one value replaced in row `row` (1-based). */
-function withValue(t: Table, row: number, column: string, value: string): Table {
-  const i = t.header.indexOf(column);
-  return { header: t.header, rows: t.rows.map((r, k) => (k === row - 1 ? r.map((v, j) => (j === i ? value : v)) : r)) };
-}
-
 describe('Parquet columns judged like the other formats (items 9, 10)', () => {
-  async function parquet(path: string, select: string): Promise<void> {
-    mkdirSync(join(path, '..'), { recursive: true });
-    const staged = join(tmp.dir, `made-${++counter}.parquet`);
-    await conn.run(`COPY (${select}) TO '${staged}' (FORMAT parquet)`);
-    execFileSync('mv', [staged, path]);
-  }
   const positions = (account: string, currency = `'USD'`) => `SELECT TIMESTAMPTZ '2026-11-02 00:00:00+00' AS as_of, ${account} AS account_id, 'US-ACME' AS instrument_id,
     0::DECIMAL(20,4) AS quantity, 0::BIGINT AS cost_minor, ${currency} AS cost_currency`;
 
@@ -189,13 +147,12 @@ describe('Parquet columns judged like the other formats (items 9, 10)', () => {
     await parquet(join(dir, 'positions/b.parquet'), positions(`'ACC-1'`, '840::BIGINT'));
     await parquet(join(dir, 'positions/c.parquet'), positions(`'ACC-1'`));
     for (const fast of [true, false]) {
-      const { config } = defaultConfig();
-      const r = await loadSources(conn, dir, config, join(tmp.dir, `links-${++counter}`), { fast, datasets: ['positions'] });
+      const r = await load(dir, { fast, datasets: ['positions'] });
       expect(r.quarantine.map((q) => [q.file, q.row, q.rule, q.message])).toEqual([
         ['positions/a.parquet', null, 'parquet_column_type', 'column account_id is INTEGER; an id column holds strings in every format (CONTRACT §1), so the file is not read'],
         ['positions/b.parquet', null, 'parquet_column_type', 'column cost_currency is BIGINT; a currency column holds strings in every format (CONTRACT §1), so the file is not read'],
       ]);
-      expect(ds(r, 'positions').records_loaded).toBe(1);
+      expect(datasetOf(r, 'positions').records_loaded).toBe(1);
     }
   });
 
@@ -210,11 +167,10 @@ describe('Parquet columns judged like the other formats (items 9, 10)', () => {
       columnData: cols.map((name, i) => ({ name, data: rows.map((r) => r[i]) })),
     });
     for (const fast of [true, false]) {
-      const { config } = defaultConfig();
-      const r = await loadSources(conn, dir, config, join(tmp.dir, `links-${++counter}`), { fast, datasets: ['executions'] });
+      const r = await load(dir, { fast, datasets: ['executions'] });
       expect(entries(r)).toEqual(['a.parquet', 'b.csv'].flatMap((f) => [1, 2, 3].map((row) => ({ file: `executions/${f}`, row, line: f === 'b.csv' ? row + 1 : row, column: 'price', rule: 'header_duplicate_column' }))));
-      expect(ds(r, 'executions').extra_columns).toEqual([]);
-      expect(ds(r, 'executions').records_loaded).toBe(0);
+      expect(datasetOf(r, 'executions').extra_columns).toEqual([]);
+      expect(datasetOf(r, 'executions').records_loaded).toBe(0);
     }
   });
 
@@ -227,10 +183,10 @@ describe('Parquet columns judged like the other formats (items 9, 10)', () => {
       exec.replace('"price":"100.50"', '"price":"100.50","note":"a","note":"a"'),
       exec.replace('"execution_id":"EXE-0001"', '"execution_id":"EXE-0009"'),
     ];
-    const r = await load(root({ 'executions/x.jsonl': lines.join('\n') + '\n' }), undefined, ['executions']);
+    const r = await load(root({ 'executions/x.jsonl': lines.join('\n') + '\n' }), { datasets: ['executions'] });
     expect(entries(r)).toEqual([1, 2, 3, 4].map((row) => ({ file: 'executions/x.jsonl', row, line: row, column: null, rule: 'jsonl_not_json' })));
     expect(r.quarantine[0].message).toBe("the line's JSON object names a key more than once; a record names each column once");
-    expect(ds(r, 'executions').records_loaded).toBe(1);
+    expect(datasetOf(r, 'executions').records_loaded).toBe(1);
   });
 });
 
@@ -241,7 +197,7 @@ describe('a CSV header that is not the dataset\'s (item 11)', () => {
       'executions/b.csv': 'garbage\n',
       'executions/c.csv': Buffer.alloc(50 * 1024 * 1024, 'A'),
     });
-    const r = await load(dir, undefined, ['executions']);
+    const r = await load(dir, { datasets: ['executions'] });
     const lacks = (cols: readonly string[]) => `the header is not one of executions: it lacks column(s) ${cols.join(', ')}; the file holds no records`;
     const all = day.executions.header;
     expect(r.quarantine.map((q) => [q.file, q.row, q.column, q.rule, q.message])).toEqual([
@@ -249,7 +205,7 @@ describe('a CSV header that is not the dataset\'s (item 11)', () => {
       ['executions/b.csv', null, 'executed_at', 'header_not_dataset', lacks(all)],
       ['executions/c.csv', null, 'executed_at', 'header_not_dataset', lacks(all)],
     ]);
-    expect(ds(r, 'executions').extra_columns).toEqual(['order', 'garbage', `${'A'.repeat(128)}… (52428800 characters)`]);
+    expect(datasetOf(r, 'executions').extra_columns).toEqual(['order', 'garbage', `${'A'.repeat(128)}… (52428800 characters)`]);
   });
 });
 
@@ -272,8 +228,7 @@ describe('documented rules enforced, and the docs\' readings (item 12)', () => {
   it.each(cases)('%s.%s = %j → %s', async (dataset, column, value, rule) => {
     const t = withValue(day[dataset], 2, column, value);
     for (const fast of [true, false]) {
-      const { config } = defaultConfig();
-      const r = await loadSources(conn, root({ [`${dataset}/part-0001.csv`]: csvText(t) }), config, join(tmp.dir, `links-${++counter}`), { fast, datasets: [dataset] });
+      const r = await load(root({ [`${dataset}/part-0001.csv`]: csvText(t) }), { fast, datasets: [dataset] });
       expect(entries(r)).toEqual(rule ? [{ file: `${dataset}/part-0001.csv`, row: 2, line: 3, column, rule }] : []);
     }
   });
@@ -283,17 +238,17 @@ describe('messages (item 13)', () => {
   it('a file whose name is not valid UTF-8 is quarantined saying so, its name shown with \\xNN', async () => {
     const dir = root({ 'executions/part-0001.csv': csvText(day.executions) });
     writeFileSync(Buffer.concat([Buffer.from(`${dir}/executions/bad-`), Buffer.from([0xff, 0xfe]), Buffer.from('.csv')]), csvText(day.executions));
-    const r = await load(dir, undefined, ['executions']);
+    const r = await load(dir, { datasets: ['executions'] });
     expect(r.quarantine.map((q) => [q.file, q.rule, q.message])).toEqual([[
       'executions/bad-\\xff\\xfe.csv', 'file_name_encoding',
       'executions/bad-\\xff\\xfe.csv: the file name is not valid UTF-8, so it cannot be named in the manifest (shown here with \\xNN for the bytes that are not); it is not read — rename it to UTF-8',
     ]]);
-    expect(ds(r, 'executions').records_loaded).toBe(3);
+    expect(datasetOf(r, 'executions').records_loaded).toBe(3);
   });
 
   it('a JSON Lines bool given 1 must be JSON true or false', async () => {
     const intent = Object.fromEntries(day.notification_intents.header.map((h, i) => [h, day.notification_intents.rows[0][i]]));
-    const r = await load(root({ 'notification_intents/x.jsonl': `${JSON.stringify({ ...intent, required: 1 })}\n` }), undefined, ['notification_intents']);
+    const r = await load(root({ 'notification_intents/x.jsonl': `${JSON.stringify({ ...intent, required: 1 })}\n` }), { datasets: ['notification_intents'] });
     expect(r.quarantine.map((q) => [q.column, q.rule, q.message])).toEqual([['required', 'jsonl_type', 'column required must be JSON true or false, not the number 1']]);
   });
 });

@@ -8,33 +8,17 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LoadResult } from '../pipeline/load/load.js';
 import { MAX_RECORD_BYTES } from '../pipeline/sources/readers.js';
-import { scratchDir } from './helpers/cli.js';
-import { fileDuck, loadDefault } from './helpers/duckdb.js';
-import { csvLine, csvText, validDay, type Table } from './fixtures/hostile.js';
+import { loadDefault } from './helpers/duckdb.js';
+import { csvLine, csvText, datasetOf, entries, hostileBench, validDay, withValue, type Table } from './fixtures/hostile.js';
 
-const tmp = scratchDir('reckon-hostile-');
-const duck = fileDuck({ threads: 1 });
-let counter = 0;
-afterAll(() => tmp.cleanup());
-
+const { duck, root, fresh, parquet } = hostileBench('reckon-hostile-');
 const day = validDay(3);
 
-/** A fresh source root holding `files` (path under the root → content). */
-function root(files: Record<string, string | Buffer>): string {
-  const dir = join(tmp.dir, `root-${++counter}`);
-  mkdirSync(dir, { recursive: true });
-  for (const [rel, content] of Object.entries(files)) {
-    mkdirSync(join(dir, rel, '..'), { recursive: true });
-    writeFileSync(join(dir, rel), content);
-  }
-  return dir;
-}
-
 async function load(dir: string): Promise<LoadResult> {
-  return loadDefault(duck.conn, dir, join(tmp.dir, `links-${++counter}`));
+  return loadDefault(duck.conn, dir, fresh('links'));
 }
 
 async function query(sql: string): Promise<string[][]> {
@@ -42,15 +26,6 @@ async function query(sql: string): Promise<string[][]> {
   return r.getRows().map((row) => row.map((v) => (v === null ? null : String(v))) as string[]);
 }
 
-const entries = (r: LoadResult) => r.quarantine.map((q) => ({ file: q.file, row: q.row, line: q.line, column: q.column, rule: q.rule }));
-const ds = (r: LoadResult, name: string) => r.datasets.find((d) => d.dataset === name)!;
-
-/** The valid executions table with one value replaced in row `row` (1-based). */
-function withValue(t: Table, row: number, column: string, value: string): Table {
-  const i = t.header.indexOf(column);
-  if (i < 0) throw new Error(`no column ${column}`);
-  return { header: t.header, rows: t.rows.map((r, k) => (k === row - 1 ? r.map((v, j) => (j === i ? value : v)) : r)) };
-}
 
 describe('value rules (CONTRACT §1): one bad value quarantines its record, the others load', () => {
   const cases: [dataset: string, column: string, value: string, rule: string][] = [
@@ -129,8 +104,8 @@ describe('value rules (CONTRACT §1): one bad value quarantines its record, the 
     const r = await load(root({ [`${dataset}/part-0001.csv`]: csvText(t) }));
     expect(entries(r)).toEqual([{ file: `${dataset}/part-0001.csv`, row: 2, line: 3, column, rule }]);
     expect(r.quarantine[0].raw).toBe(csvLine(t.rows[1]));
-    expect(ds(r, dataset).records_loaded).toBe(t.rows.length - 1);
-    expect(ds(r, dataset).quarantined).toBe(1);
+    expect(datasetOf(r, dataset).records_loaded).toBe(t.rows.length - 1);
+    expect(datasetOf(r, dataset).quarantined).toBe(1);
   });
 
   it('a notional beyond DECIMAL(38,0) is quarantined, never stored', async () => {
@@ -172,14 +147,14 @@ describe('file faults (CONTRACT §2)', () => {
       { file: 'executions/x.csv', row: 2, line: 3, column: null, rule: 'field_count' },
       { file: 'executions/x.csv', row: 3, line: 4, column: null, rule: 'field_count' },
     ]);
-    expect(ds(r, 'executions').records_loaded).toBe(1);
+    expect(datasetOf(r, 'executions').records_loaded).toBe(1);
   });
 
   it('an unterminated quote: the record where it opens is quarantined; records before it load', async () => {
     const text = [header, rows[0], rows[1].replace('ACC-1', '"ACC-1'), rows[2]].join('\n') + '\n';
     const r = await load(root({ 'executions/x.csv': text }));
     expect(entries(r)).toEqual([{ file: 'executions/x.csv', row: 2, line: 3, column: 'account_id', rule: 'csv_unterminated_quote' }]);
-    expect(ds(r, 'executions').records_loaded).toBe(1);
+    expect(datasetOf(r, 'executions').records_loaded).toBe(1);
     expect(r.quarantine[0].raw).toBe(`${rows[1].replace('ACC-1', '"ACC-1')}\n${rows[2]}`);
   });
 
@@ -198,7 +173,7 @@ describe('file faults (CONTRACT §2)', () => {
     const cut = full.slice(0, full.lastIndexOf('100.50') + 3);
     const r = await load(root({ 'executions/x.csv': cut }));
     expect(entries(r)).toEqual([{ file: 'executions/x.csv', row: 3, line: 4, column: null, rule: 'field_count' }]);
-    expect(ds(r, 'executions').records_loaded).toBe(2);
+    expect(datasetOf(r, 'executions').records_loaded).toBe(2);
   });
 
   it('an empty (0-byte) file is one quarantine entry naming the file, in every format', async () => {
@@ -210,13 +185,13 @@ describe('file faults (CONTRACT §2)', () => {
   it('a header-only file is zero rows, not a fault; so is one with trailing blank lines', async () => {
     const r = await load(root({ 'executions/a.csv': `${header}\n`, 'executions/b.csv': `${header}\r\n\r\n\n`, 'executions/c.csv': header }));
     expect(entries(r)).toEqual([]);
-    expect(ds(r, 'executions').records_read).toBe(0);
+    expect(datasetOf(r, 'executions').records_read).toBe(0);
   });
 
   it('a blank line between records is quarantined (it is a record with no fields)', async () => {
     const r = await load(root({ 'executions/x.csv': [header, rows[0], '', rows[1]].join('\n') + '\n' }));
     expect(entries(r)).toEqual([{ file: 'executions/x.csv', row: 2, line: 3, column: null, rule: 'blank_line' }]);
-    expect(ds(r, 'executions').records_loaded).toBe(2);
+    expect(datasetOf(r, 'executions').records_loaded).toBe(2);
   });
 
   it('invalid UTF-8 quarantines only its record, naming the column', async () => {
@@ -224,7 +199,7 @@ describe('file faults (CONTRACT §2)', () => {
     const r = await load(root({ 'executions/x.csv': bad }));
     expect(entries(r)).toEqual([{ file: 'executions/x.csv', row: 2, line: 3, column: 'account_id', rule: 'invalid_utf8' }]);
     expect(r.quarantine[0].raw).toBe(rows[1].replace('ACC-1', 'ACC-\ufffd'));
-    expect(ds(r, 'executions').records_loaded).toBe(2);
+    expect(datasetOf(r, 'executions').records_loaded).toBe(2);
   });
 
   it('a UTF-8 sequence cut by the end of the file is invalid UTF-8', async () => {
@@ -257,7 +232,7 @@ describe('file faults (CONTRACT §2)', () => {
     const r2 = await load(root({ 'executions/x.csv': huge }));
     expect(entries(r2)).toEqual([{ file: 'executions/x.csv', row: 1, line: 2, column: null, rule: 'record_too_large' }]);
     expect(r2.quarantine[0].raw.length).toBeLessThanOrEqual(64 * 1024 + 1);
-    expect(ds(r2, 'executions').records_loaded).toBe(1);
+    expect(datasetOf(r2, 'executions').records_loaded).toBe(1);
   });
 
   it('a file whose 150,000 records are all bad: every one quarantined and counted, no crash', async () => {
@@ -266,7 +241,7 @@ describe('file faults (CONTRACT §2)', () => {
     const r = await load(root({ 'executions/x.csv': text }));
     expect(r.quarantine).toHaveLength(150_000);
     expect(r.quarantine[149_999]).toMatchObject({ row: 150_000, line: 150_001, column: 'side', rule: 'enum_value' });
-    expect(ds(r, 'executions')).toMatchObject({ records_read: 150_000, records_loaded: 0, quarantined: 150_000 });
+    expect(datasetOf(r, 'executions')).toMatchObject({ records_read: 150_000, records_loaded: 0, quarantined: 150_000 });
   });
 
   it('a missing required column quarantines every row; a duplicated column too; extra columns are listed', async () => {
@@ -279,8 +254,8 @@ describe('file faults (CONTRACT §2)', () => {
       ...[1, 2, 3].map((n) => ({ file: 'executions/a.csv', row: n, line: n + 1, column: 'price', rule: 'file_missing_column' })),
       ...[1, 2, 3].map((n) => ({ file: 'executions/b.csv', row: n, line: n + 1, column: 'side', rule: 'header_duplicate_column' })),
     ]);
-    expect(ds(r, 'executions').extra_columns).toEqual(['note']);
-    expect(ds(r, 'executions').records_loaded).toBe(3);
+    expect(datasetOf(r, 'executions').extra_columns).toEqual(['note']);
+    expect(datasetOf(r, 'executions').records_loaded).toBe(3);
   });
 
   it('a file with CR-only line ends cannot be split: one entry for the file, not an empty dataset', async () => {
@@ -318,25 +293,25 @@ describe('valid but unusual input stays valid', () => {
     const later = withValue(t, 1, 'ingested_at', '2026-11-02T12:00:00Z');
     const r = await load(root({ 'executions/a.csv': csvText(t), 'executions/b.csv': csvText(later) }));
     expect(entries(r)).toEqual([]);
-    expect(ds(r, 'executions')).toMatchObject({ records_read: 6, records_loaded: 3, duplicates: 3 });
+    expect(datasetOf(r, 'executions')).toMatchObject({ records_read: 6, records_loaded: 3, duplicates: 3 });
     expect(await query(`SELECT ingested_at::VARCHAR FROM executions WHERE execution_id = 'EXE-0001'`)).toEqual([['2026-11-02 09:01:02.5']]);
     // The derived watermark (no _watermark.json) is read after the collapse: the redelivery at
     // 12:00 does not move it past the latest record as loaded (README, "Derived watermarks").
-    expect(ds(r, 'executions').watermark).toMatchObject({ source: 'derived', value: '2026-11-02T09:03:02.500000Z' });
+    expect(datasetOf(r, 'executions').watermark).toMatchObject({ source: 'derived', value: '2026-11-02T09:03:02.500000Z' });
   });
 
   it('equal instants in different offsets are one delivery; 17 = 17.0', async () => {
     const a = withValue(withValue(day.executions, 1, 'executed_at', '2026-11-02T10:01:02+01:00'), 1, 'fill_qty', '11.0');
     const r = await load(root({ 'executions/a.csv': csvText(day.executions), 'executions/b.csv': csvText(a) }));
-    expect(ds(r, 'executions')).toMatchObject({ records_read: 6, records_loaded: 3, duplicates: 3 });
+    expect(datasetOf(r, 'executions')).toMatchObject({ records_read: 6, records_loaded: 3, duplicates: 3 });
   });
 
   it('gzip-compressed CSV and JSON Lines read like plain files', async () => {
     const r = await load(root({ 'executions/a.csv.gz': gzipSync(csvText(day.executions)), 'orders/b.jsonl.gz': gzipSync(day.orders.rows.map((row) => JSON.stringify(Object.fromEntries(day.orders.header.map((h, i) => [h, row[i]])))).join('\n')) }));
     expect(entries(r)).toEqual([]);
-    expect(ds(r, 'executions').records_loaded).toBe(3);
-    expect(ds(r, 'orders').records_loaded).toBe(9);
-    expect(ds(r, 'executions').files[0].format).toBe('csv.gz');
+    expect(datasetOf(r, 'executions').records_loaded).toBe(3);
+    expect(datasetOf(r, 'orders').records_loaded).toBe(9);
+    expect(datasetOf(r, 'executions').files[0].format).toBe('csv.gz');
   });
 });
 
@@ -348,7 +323,7 @@ describe('gzip faults', () => {
     const e = entries(r);
     expect(e).toHaveLength(1);
     expect(e[0]).toMatchObject({ file: 'executions/x.csv.gz', column: null, rule: 'gzip_truncated' });
-    const loaded = ds(r, 'executions').records_loaded;
+    const loaded = datasetOf(r, 'executions').records_loaded;
     expect(loaded).toBeGreaterThan(0);
     expect(loaded).toBeLessThan(3000);
     expect(e[0].row).toBe(loaded + 1);
@@ -391,7 +366,7 @@ describe('JSON Lines', () => {
       { file: 'executions/x.jsonl', row: 10, line: 10, column: 'execution_seq', rule: 'int_range' },
     ]);
     expect(await query(`SELECT execution_id, fill_qty::VARCHAR FROM executions ORDER BY 1`)).toEqual([['EXE-0001', '11.000000000000000000'], ['EXE-8', '11.000000000000000000']]);
-    expect(ds(r, 'executions').extra_columns).toEqual(['note']);
+    expect(datasetOf(r, 'executions').extra_columns).toEqual(['note']);
   });
 
   it('big JSON numbers are read from their text, never through a float; a BOM is accepted', async () => {
@@ -404,12 +379,6 @@ describe('JSON Lines', () => {
 });
 
 describe('Parquet', () => {
-  async function parquet(path: string, select: string): Promise<void> {
-    mkdirSync(join(path, '..'), { recursive: true });
-    const staged = join(tmp.dir, `made-${++counter}.parquet`);
-    await duck.conn.run(`COPY (${select}) TO '${staged}' (FORMAT parquet)`);
-    execFileSync('mv', [staged, path]);
-  }
   const execSelect = (price: string) => `SELECT TIMESTAMPTZ '2026-11-02 09:01:02+00' AS executed_at, 'EXE-0001' AS execution_id, 'ORD-0001' AS order_id,
     'ACC-1' AS account_id, 'XNYS' AS venue_id, 'VF-0001' AS venue_fill_id, 'US-ACME' AS instrument_id, 'BUY' AS side, 11::DECIMAL(10,2) AS fill_qty,
     ${price} AS price, 'USD' AS price_currency, 1::BIGINT AS execution_seq, TIMESTAMPTZ '2026-11-02 09:01:02.5+00' AS ingested_at`;
@@ -458,14 +427,11 @@ describe('file names and links: never SQL, never outside the source root', () =>
   it.each(names)('%j is read as data (CSV and Parquet)', async (name) => {
     const dir = root({ [`executions/${name}`]: csvText(day.executions) });
     const pq = name.replace(/\.csv$/, '.parquet');
-    const staged = join(tmp.dir, `made-${++counter}.parquet`);
-    mkdirSync(join(dir, 'positions'), { recursive: true });
-    await duck.conn.run(`COPY (SELECT TIMESTAMPTZ '2026-11-02 00:00:00+00' AS as_of, 'ACC-1' AS account_id, 'US-ACME' AS instrument_id, 0::DECIMAL(10,0) AS quantity, 0::BIGINT AS cost_minor, 'USD' AS cost_currency) TO '${staged}' (FORMAT parquet)`);
-    execFileSync('mv', [staged, join(dir, 'positions', pq)]);
+    await parquet(join(dir, 'positions', pq), `SELECT TIMESTAMPTZ '2026-11-02 00:00:00+00' AS as_of, 'ACC-1' AS account_id, 'US-ACME' AS instrument_id, 0::DECIMAL(10,0) AS quantity, 0::BIGINT AS cost_minor, 'USD' AS cost_currency`);
     const r = await load(dir);
     expect(entries(r)).toEqual([]);
-    expect(ds(r, 'executions').files.map((f) => [f.path, f.rows, f.loaded])).toEqual([[`executions/${name}`, 3, 3]]);
-    expect(ds(r, 'positions').files.map((f) => [f.path, f.rows])).toEqual([[`positions/${pq}`, 1]]);
+    expect(datasetOf(r, 'executions').files.map((f) => [f.path, f.rows, f.loaded])).toEqual([[`executions/${name}`, 3, 3]]);
+    expect(datasetOf(r, 'positions').files.map((f) => [f.path, f.rows])).toEqual([[`positions/${pq}`, 1]]);
     expect(await query(`SELECT count(*)::VARCHAR FROM executions`)).toEqual([['3']]);
     expect(await query(`SELECT DISTINCT _source FROM positions`)).toEqual([[`positions/${pq}:000000000001`]]);
   });
@@ -487,7 +453,7 @@ describe('file names and links: never SQL, never outside the source root', () =>
       { file: 'ledger_postings/_watermark.json', row: null, line: null, column: null, rule: 'link_outside_source_root' },
     ]);
     expect(JSON.stringify(r.quarantine)).not.toContain('SECRET');
-    expect(ds(r, 'executions')).toMatchObject({ records_read: 6, records_loaded: 3, duplicates: 3 });
+    expect(datasetOf(r, 'executions')).toMatchObject({ records_read: 6, records_loaded: 3, duplicates: 3 });
   });
 
   it('a dataset path that is a file is quarantined, not an empty dataset; a FIFO named .csv is ignored, never read', async () => {
@@ -496,7 +462,7 @@ describe('file names and links: never SQL, never outside the source root', () =>
     execFileSync('mkfifo', [join(dir, 'executions/pipe.csv')]);
     const r = await load(dir);
     expect(entries(r)).toEqual([{ file: 'orders', row: null, line: null, column: null, rule: 'dataset_unreadable' }]);
-    expect(ds(r, 'executions').ignored_files).toEqual(['executions/pipe.csv']);
+    expect(datasetOf(r, 'executions').ignored_files).toEqual(['executions/pipe.csv']);
   });
 
   it('an unreadable or malformed _watermark.json is quarantined as a file', async () => {
@@ -512,7 +478,7 @@ describe('file names and links: never SQL, never outside the source root', () =>
       ['ledger_postings/_watermark.json', 'watermark_not_json'],
       ['positions/_watermark.json', 'watermark_sequence'],
     ]);
-    expect(ds(r, 'orders').quarantined).toBe(1);
+    expect(datasetOf(r, 'orders').quarantined).toBe(1);
   });
 });
 

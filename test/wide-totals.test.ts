@@ -4,11 +4,10 @@
  * manifest). Now the control whose DECIMAL(38) sum overflows is computed again with DuckDB BIGNUM
  * (controls/wide.ts) while the others keep the fast path; a total beyond DECIMAL(38) is written to
  * `control_totals` as exact text only and the manifest says so; a difference comparing such sums is
- * exact. Runs in process (runWindow) on the small consistent day of hostile-fixtures.ts.
+ * exact. Runs in process (runWindow) on the small consistent day of test/fixtures/hostile.ts.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../pipeline/config/config.js';
 import { windowForRange } from '../pipeline/contract/window.js';
@@ -17,7 +16,8 @@ import { selectControls } from '../pipeline/controls/selection.js';
 import { DEFAULT_SETTINGS } from '../pipeline/core/settings.js';
 import { runWindow, type RunResult } from '../pipeline/run/run-window.js';
 import { scratchDir } from './helpers/cli.js';
-import { WINDOW, validDay, writeDay, type Day } from './hostile-fixtures.js';
+import { withDuck } from './helpers/duckdb.js';
+import { WINDOW, validDay, writeDay, type Day } from './fixtures/hostile.js';
 
 const tmp = scratchDir('reckon-wide-');
 afterAll(() => tmp.cleanup());
@@ -99,11 +99,7 @@ describe('a 38-digit amount on two legs of one posting set', () => {
 
     // The output row: exact text, no typed value that could not hold it.
     const out = r.manifestDoc.outputs.find((o) => o.table === 'control_totals')!;
-    const db = await DuckDBInstance.create(':memory:');
-    const c = await db.connect();
-    const rows = (await c.runAndReadAll(`SELECT value_text, value_decimal::VARCHAR, value_integer::VARCHAR FROM read_parquet('${join(r.manifest.path, '..', '..', out.key)}') WHERE total_name = 'debit_minor_by_currency'`)).getRows();
-    c.closeSync();
-    db.closeSync();
+    const rows = await withDuck(async (c) => (await c.runAndReadAll(`SELECT value_text, value_decimal::VARCHAR, value_integer::VARCHAR FROM read_parquet('${join(r.manifest.path, '..', '..', out.key)}') WHERE total_name = 'debit_minor_by_currency'`)).getRows());
     expect(rows).toEqual([['100000000000000000000000000000000110549', null, null]]);
     expect(JSON.parse(readFileSync(r.manifest.path, 'utf8')).results_digest).toBe(r.results_digest);
   });
