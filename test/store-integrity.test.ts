@@ -222,12 +222,12 @@ describe('one corrupt break event file', () => {
 
     const list = reckon(['breaks', 'list', '--store', store, '--json']);
     expect(list.code).toBe(0);
-    expect(list.stderr).toContain(`reckon: break ${broken} is left out of the list: break store object breaks/${broken}/events/000001.json (19 bytes) is not JSON`);
+    expect(list.stderr).toContain(`reckon: break ${broken} is left out of the list: break store object breaks/${broken}/events/000001.json: is not JSON (19 bytes)`);
     expect(list.json.map((b: { break_id: string }) => b.break_id).sort()).toEqual(ids.slice(1));
 
     const pack = reckon(['evidence', 'pack', '--run', run.json.run_id, '--store', store, '--out', join(tmp.dir, `bag-corrupt-${n}`)]);
     expect(pack.code).toBe(1);
-    expect(pack.stderr).toContain(`reckon: EvidenceIntegrityError: the break store is inconsistent: break store object breaks/${broken}/events/000001.json (19 bytes) is not JSON`);
+    expect(pack.stderr).toContain(`reckon: EvidenceIntegrityError: the break store is inconsistent: break store object breaks/${broken}/events/000001.json: is not JSON (19 bytes)`);
     for (const r of [list, pack]) expect(r.stderr).not.toMatch(/\n\s+at |SyntaxError/);
     expect(existsSync(join(tmp.dir, `bag-corrupt-${n}`))).toBe(false);
   });
