@@ -96,6 +96,20 @@ export const BreakLogRecord = z.object({
 });
 export type BreakLogRecord = z.infer<typeof BreakLogRecord>;
 
+/**
+ * The manifest's own signature (issue 18): signed by the pipeline (`reconciler`) in
+ * `reckon-manifest` with the key and under the registry version named, the signature in
+ * `<manifest>.json.sig`; or unsigned because the configuration said so or names no registry.
+ */
+export const ManifestSigningRecord = z.object({
+  mode: z.enum(['signed', 'unsigned']),
+  reason: z.enum(['configured', 'no-registry']).nullable(),
+  namespace: z.string(),
+  signer: z.string().nullable(),
+  key: z.string().nullable(),
+  registry_sha256: Sha256.nullable(),
+});
+
 /** How the run ran: Node, DuckDB settings, the overall status and exit code. */
 export const Runtime = z.object({
   node: z.string().optional(),
@@ -201,6 +215,7 @@ export const ManifestV1 = z.object({
   timings_ms: z.record(z.string(), z.number()).optional(),
   runtime: Runtime.passthrough(),
   break_log: BreakLogRecord.optional(),
+  manifest_signing: ManifestSigningRecord.optional(),
 }).passthrough();
 
 export type ManifestV1 = z.infer<typeof ManifestV1>;

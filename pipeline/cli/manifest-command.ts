@@ -2,9 +2,13 @@
 import { ConfigError } from '../core/errors.js';
 import { ExitCode } from '../core/outcome.js';
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { verifyManifests, type BreakLogReport } from '../publish/verify-chain.js';
 import { findManifest } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
+import { loadRegistry, type SignerRegistry } from '../signing/registry.js';
+import { loadConfig, registryPath } from '../config/config.js';
+import { loadControls } from '../controls/definitions.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
 import type { CommandContext } from './command.js';
@@ -21,23 +25,36 @@ function breakLine(c: BreakLogReport['counts']): string {
 /** Runs `reckon manifest verify` with `argv` (after the subcommand); returns 0 or 1. */
 export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === '--help' || sub === 'help' || rest.includes('--help')) { io.stdout('reckon manifest verify [--store DIR|s3://…] [--run RUN_ID] [--json]\n'); return 0; }
+  if (sub === '--help' || sub === 'help' || rest.includes('--help')) { io.stdout('reckon manifest verify [--store DIR|s3://…] [--run RUN_ID] [--signers FILE | --config FILE] [--json]\n'); return 0; }
   if (sub !== 'verify') throw new ConfigError('usage: reckon manifest verify [--store DIR] [--run RUN_ID] [--json]');
-  const { values } = parse(rest, { store: { type: 'string' }, run: { type: 'string' }, json: { type: 'boolean' } });
+  const { values } = parse(rest, { store: { type: 'string' }, run: { type: 'string' }, signers: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } });
+  const trusted = await trustedRegistry(values.signers, values.config, io.cwd);
   const location = values.store ?? 'var/reckon';
   if (!location.startsWith('s3://') && !existsSync(localOrRemote(io, location))) throw new ConfigError(`--store ${location}: no store there`);
   const store = await openStore(localOrRemote(io, location));
   if (values.run !== undefined && !(await findManifest(store, values.run))) throw new ConfigError(`--run ${values.run}: no published manifest of that run in ${store.location}`);
-  const { checked, problems, breaks } = await verifyManifests(store, values.run);
-  if (values.json) printJson(io, { ok: problems.length === 0, checked, problems, breaks });
+  const { checked, problems, breaks, notices, signed, unsigned } = await verifyManifests(store, values.run, { trusted });
+  if (values.json) printJson(io, { ok: problems.length === 0, checked, signed, unsigned, trusted_registry: trusted?.sha256 ?? null, problems, notices, breaks });
   else {
-    if (problems.length === 0) io.stdout(`ok: ${checked} manifest(s) verified, chain intact; ${breakLine(breaks.counts)}\n`);
+    const signing = unsigned ? `${signed} signed, ${unsigned} NOT signed` : `${signed} signed by the pipeline`;
+    if (problems.length === 0) io.stdout(`ok: ${checked} manifest(s) verified (${signing}), chain intact; ${breakLine(breaks.counts)}\n`);
     else {
       io.stdout(`FAILED: first broken link: ${problems[0].key}: ${problems[0].problem}\n`);
       for (const p of problems.slice(1)) io.stdout(`  also: ${p.key}: ${p.problem}\n`);
     }
+    for (const n of notices) io.stdout(`  note: ${n.key}: ${n.problem}\n`);
     for (const n of breaks.notices.slice(0, 20)) io.stdout(`  note: ${n.key}: ${n.problem}\n`);
     if (breaks.notices.length > 20) io.stdout(`  … and ${breaks.notices.length - 20} more notes (--json lists them all)\n`);
   }
   return problems.length === 0 ? ExitCode.CLEAN : ExitCode.MISMATCH;
+}
+
+/** The registry the auditor trusts, from outside the store: `--signers FILE`, or the one `--config FILE` names; null when neither is given. */
+async function trustedRegistry(signers: string | undefined, config: string | undefined, cwd: string): Promise<SignerRegistry | null> {
+  if (signers !== undefined && config !== undefined) throw new ConfigError('--signers and --config exclude each other: give the trusted registry one way');
+  if (signers !== undefined) return loadRegistry(resolve(cwd, signers));
+  if (config === undefined) return null;
+  const path = registryPath(await loadConfig(config, await loadControls(), { cwd }));
+  if (!path) throw new ConfigError(`--config ${config} names no signer registry (signing.registry) to trust`);
+  return loadRegistry(path);
 }

@@ -2,6 +2,7 @@
 import { loadConfig, type LoadedConfig } from '../config/config.js';
 import { configuredRegistry } from '../breaks/actions.js';
 import type { SignerRegistry } from '../signing/registry.js';
+import { pipelineSigning } from '../publish/pipeline-key.js';
 import { loadControls } from '../controls/definitions.js';
 import { selectControls } from '../controls/selection.js';
 import { ConfigError } from '../core/errors.js';
@@ -56,8 +57,9 @@ async function runRequest(values: RunValues, { io, settings, clock }: CommandCon
   if (values.control !== undefined && controls.length === 0) throw new ConfigError('--control needs at least one control id, e.g. --control RC01,RC03');
   const definitions = await loadControls();
   const config = await loadConfig(values.config, definitions, { cwd: io.cwd });
+  const signers = await runRegistry(config);
   return {
-    window, controls: selectControls(definitions, controls), config, trigger, settings, signers: await runRegistry(config),
+    window, controls: selectControls(definitions, controls), config, trigger, settings, signers, pipeline: await pipelineSigning(config, settings, signers),
     sources: localOrRemote(io, values.sources ?? 'sources'),
     store: localOrRemote(io, values.store ?? 'var/reckon'),
     reason: values.reason ?? null,
@@ -117,6 +119,7 @@ export function jsonSummary(r: RunResult) {
     results_digest: r.results_digest,
     quarantine_count: r.quarantine_count,
     break_signing: r.manifestDoc.break_log?.signing ?? null,
+    manifest_signing: r.manifestDoc.manifest_signing ?? null,
     controls: r.controls.map((c) => ({
       control_id: c.control_id, status: c.status, as_of: c.as_of, readiness: c.readiness, quarantined_datasets: c.quarantined_datasets,
       totals: c.totals,
@@ -141,6 +144,9 @@ export function humanSummary(r: RunResult): string {
   }
   if (r.quarantine_count) lines.push(`  ${r.quarantine_count} record(s) or file(s) quarantined; see the manifest and outputs/quarantine`);
   if (r.manifestDoc.break_log?.signing.mode === 'unsigned') lines.push('  break transitions are NOT signed: the configuration says signing.unsigned: true');
+  const ms = r.manifestDoc.manifest_signing;
+  if (ms?.mode === 'unsigned') lines.push(`  manifest NOT signed: ${ms.reason === 'configured' ? 'the configuration says signing.unsigned: true' : 'no signer registry configured (signing.registry)'}`);
+  else if (ms) lines.push(`  signed   by ${ms.signer} ${ms.key} (${ms.namespace})`);
   lines.push(`  manifest ${r.manifest.path}`, `  sha256   ${r.manifest.sha256}`, `  results  ${r.results_digest}`);
   return `${lines.join('\n')}\n`;
 }

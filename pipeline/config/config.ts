@@ -50,6 +50,8 @@ export const PROPOSAL_MAX_AGE_S = 7 * 24 * 3600;
 
 const SigningConfig = z.object({
   registry: z.string().min(1).optional(),
+  /** The pipeline's private key file (relative to the configuration file); RECKON_PIPELINE_KEY_FILE / RECKON_PIPELINE_KEY win. */
+  pipeline_key: z.string().min(1).optional(),
   unsigned: z.boolean().default(false),
   closed_needs_approval: z.boolean().default(false),
   proposal_max_age_s: z.number().int().positive().default(PROPOSAL_MAX_AGE_S),
@@ -89,6 +91,12 @@ export type SigningConfig = Config['signing'];
 export function registryPath(loaded: LoadedConfig): string | null {
   const r = loaded.config.signing.registry;
   return r ? resolve(loaded.dir ?? '.', r) : null;
+}
+
+/** The absolute path of the configured pipeline key file, or null when none is configured. */
+export function pipelineKeyPath(loaded: LoadedConfig): string | null {
+  const k = loaded.config.signing.pipeline_key;
+  return k ? resolve(loaded.dir ?? '.', k) : null;
 }
 
 /** The configuration of no file: every default, with the SHA-256 of `{}`. */

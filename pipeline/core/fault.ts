@@ -6,8 +6,9 @@
  * only (to change the world under a running run). Unset, it costs nothing.
  * Phases (core/settings.ts FAULT_PHASES), in run order: leased, extracting (a sources file: every
  * reader of a database waits once the first dataset is read, inside the snapshot), loading,
- * computing, planned, staged, manifest_written (between the manifest and its `.sha256`),
- * published, promoted, writing-breaks (after the first break object is written), breaks-written.
+ * computing, planned, staged, signed (the manifest's signature written, the manifest not yet),
+ * manifest_written (between the manifest and its `.sha256`), published, promoted, writing-breaks
+ * (after the first break object is written), breaks-written.
  */
 import type { FaultPause, FaultPhase } from './settings.js';
 

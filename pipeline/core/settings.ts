@@ -21,6 +21,10 @@
  *                                  a public key file means: sign with its private half in ssh-agent
  *   RECKON_SIGNING_KEY             the private key's text itself (a CI secret), instead of a file
  *   RECKON_SIGNING_KEY_PASSPHRASE  the passphrase of a protected key; never printed
+ *   RECKON_PIPELINE_KEY_FILE       the pipeline's OpenSSH key that signs manifests and evidence bags
+ *                                  (the registry's `reconciler`; a .pub file: its private half in ssh-agent)
+ *   RECKON_PIPELINE_KEY            that key's text itself (a CI secret), instead of a file
+ *   RECKON_PIPELINE_KEY_PASSPHRASE its passphrase; never printed
  *   SSH_AUTH_SOCK                  the ssh-agent socket (pipeline/signing/agent.ts)
  *   AWS_ENDPOINT_URL_S3 (else AWS_ENDPOINT_URL), AWS_REQUEST_CHECKSUM_CALCULATION,
  *   AWS_RESPONSE_CHECKSUM_VALIDATION   an S3-compatible endpoint and whether the SDK's checksum choice stands
@@ -63,7 +67,7 @@ export interface S3Settings {
 }
 
 /** The run phases a crash test can pause at (core/fault.ts). */
-export const FAULT_PHASES = ['leased', 'extracting', 'loading', 'computing', 'planned', 'staged', 'manifest_written', 'published', 'promoted', 'writing-breaks', 'breaks-written'] as const;
+export const FAULT_PHASES = ['leased', 'extracting', 'loading', 'computing', 'planned', 'staged', 'signed', 'manifest_written', 'published', 'promoted', 'writing-breaks', 'breaks-written'] as const;
 export type FaultPhase = (typeof FAULT_PHASES)[number];
 
 /** Where a crash test pauses a run: at `phase`, for `ms` milliseconds or (null) forever. */
@@ -88,6 +92,8 @@ export interface SigningSettings {
   readonly passphrase: Secret | null;
   /** SSH_AUTH_SOCK: the ssh-agent socket, or null when none is set. */
   readonly agentSocket: string | null;
+  /** The pipeline's key (RECKON_PIPELINE_KEY_FILE, RECKON_PIPELINE_KEY, RECKON_PIPELINE_KEY_PASSPHRASE): signs manifests and bags. */
+  readonly pipeline: { readonly keyFile: string | null; readonly keyText: Secret | null; readonly passphrase: Secret | null };
 }
 
 /** The delivery cache: on or off, its folder (null: `reckon-cache` beside the run's scratch folder), its bound in bytes. */
@@ -182,7 +188,14 @@ function signingSettings(env: Env, problems: string[]): SigningSettings {
   const keyFile = env.RECKON_SIGNING_KEY_FILE || null;
   const keyText = env.RECKON_SIGNING_KEY ? new Secret(env.RECKON_SIGNING_KEY) : null;
   if (keyFile && keyText) problems.push('RECKON_SIGNING_KEY_FILE and RECKON_SIGNING_KEY are both set: give the key one way');
+  if (env.RECKON_PIPELINE_KEY_FILE && env.RECKON_PIPELINE_KEY) problems.push('RECKON_PIPELINE_KEY_FILE and RECKON_PIPELINE_KEY are both set: give the key one way');
+  const pipeline = {
+    keyFile: env.RECKON_PIPELINE_KEY_FILE || null,
+    keyText: env.RECKON_PIPELINE_KEY ? new Secret(env.RECKON_PIPELINE_KEY) : null,
+    passphrase: env.RECKON_PIPELINE_KEY_PASSPHRASE ? new Secret(env.RECKON_PIPELINE_KEY_PASSPHRASE) : null,
+  };
   return {
+    pipeline,
     keyFile, keyText,
     passphrase: env.RECKON_SIGNING_KEY_PASSPHRASE ? new Secret(env.RECKON_SIGNING_KEY_PASSPHRASE) : null,
     agentSocket: env.SSH_AUTH_SOCK || null,

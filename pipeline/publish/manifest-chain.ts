@@ -12,11 +12,17 @@
  * published: that digest record, or the next manifest's `previous_manifest_sha256`. A manifest
  * edited after it was written matches neither and is never "repaired"; a chain whose head cannot
  * be proven is never extended (StoreError, exit 2), so an edit is not buried under later links.
+ *
+ * A signed manifest's signature (signing/pipeline-signer.ts) is written first, as
+ * `<manifest>.json.sig` (fault point `signed`): a run killed there leaves a signature of a
+ * manifest that never appeared, which the next run ignores and `manifest verify` notes; once the
+ * manifest is there, its signature is too.
  */
 import { canonicalJson } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import { NO_FAULTS, type FaultPoints } from '../core/fault.js';
 import { ConcurrencyError, StoreError } from '../core/errors.js';
+import { MANIFEST_NAMESPACE, pipelineSign, type PipelineSigner } from '../signing/pipeline-signer.js';
 import { chainHead, MANIFEST_KEY } from '../store/manifests.js';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
@@ -126,7 +132,7 @@ export async function publishManifest(
   store: ObjectStore,
   runId: string,
   build: (chain: { sequence: number; previous_manifest_sha256: string | null }) => ManifestV1 | Promise<ManifestV1>,
-  opts: { readonly onRepair?: (r: SidecarRepair) => void; readonly fault?: FaultPoints } = {},
+  opts: { readonly signer?: PipelineSigner | null; readonly onRepair?: (r: SidecarRepair) => void; readonly fault?: FaultPoints } = {},
 ): Promise<{ key: string; sha256: string; manifest: ManifestV1 }> {
   return withPublishLock(store, async () => {
     for (const r of await completeSidecars(store)) opts.onRepair?.(r);
@@ -136,15 +142,24 @@ export async function publishManifest(
     // Belt and braces: the sequence must still be free (a lock holder that outlived its expiry
     // could otherwise fork the chain).
     const seqPrefix = `manifests/${String(head.sequence + 1).padStart(8, '0')}-`;
-    if ((await store.list('manifests')).some((k) => k.startsWith(seqPrefix))) throw new ConcurrencyError(`manifest sequence ${head.sequence + 1} was taken while this run held an expired publish lock`, 'lock');
+    if ((await store.list('manifests')).some((k) => k.startsWith(seqPrefix) && k.endsWith('.json'))) throw new ConcurrencyError(`manifest sequence ${head.sequence + 1} was taken while this run held an expired publish lock`, 'lock');
     parseManifest(manifest);
     const bytes = canonicalJson(manifest);
     const sha256 = sha256Hex(bytes);
     const key = `${seqPrefix}${runId}.json`;
     await store.putOnce(digestRecordKey(runId), canonicalJson({ key, sha256 }));
+    if (opts.signer) {
+      await store.putOnce(signatureKey(key), await pipelineSign(bytes, opts.signer, MANIFEST_NAMESPACE));
+      await (opts.fault ?? NO_FAULTS)('signed');
+    }
     await store.putOnce(key, bytes);
     await (opts.fault ?? NO_FAULTS)('manifest_written');
     await putSidecar(store, key, sha256);
     return { key, sha256, manifest };
   });
+}
+
+/** The key of a manifest's signature: `manifests/<seq>-<run>.json.sig`. */
+export function signatureKey(manifestKey: string): string {
+  return `${manifestKey}.sig`;
 }

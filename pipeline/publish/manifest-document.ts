@@ -11,6 +11,7 @@ import type { ControlFile, CutoffMapping, DatasetLoad, QuarantineEntry } from '.
 import type { OutputObject } from '../outputs/outputs.js';
 import type { PlannedSources, RemoteObjectInfo } from '../sources/locate.js';
 import { datasetOriginField, sourcesManifestFields } from '../sources/postgres/label.js';
+import type { ManifestSigning } from '../signing/pipeline-signer.js';
 import type { Lease } from './lease.js';
 
 /** Most quarantine entries listed in a manifest (the `quarantine` output holds every one), and most bytes of each raw record. */
@@ -85,6 +86,8 @@ export interface ManifestParts {
   readonly breakLog: BreakLogRecord;
   /** Notes of the evaluation (the wide fallback, totals beyond DECIMAL(38)), after the datasets' notes. */
   readonly notes: readonly string[];
+  /** How the manifest itself is signed (issue 18): by the pipeline, or unsigned and why. */
+  readonly signing: ManifestSigning;
 }
 
 /** The version-1 manifest document of a run (canonical JSON is taken by publishManifest). */
@@ -107,7 +110,7 @@ export function manifestDocument(p: ManifestParts): ManifestV1 {
       state: b.state, version: b.version, age_s: b.age_s, sla_s: b.sla_s, sla_breached: b.sla_breached,
       head: b.head, event: b.event, observation_sha256: b.observation_sha256,
     })),
-    notes: [...notesFor(sources.datasets), ...p.notes, ...(p.breakLog.signing.mode === 'unsigned' ? [UNSIGNED_NOTE] : [])],
+    notes: [...notesFor(sources.datasets), ...p.notes, ...(p.breakLog.signing.mode === 'unsigned' ? [UNSIGNED_NOTE] : []), ...(p.signing.mode === 'unsigned' ? [unsignedManifestNote(p.signing)] : [])],
     outputs: p.outputs.map((o) => ({ table: o.table, key: o.key, sha256: o.sha256, size: o.size, rows: o.rows })),
     results_digest: p.results_digest,
     chain: { ...p.chain },
@@ -115,7 +118,14 @@ export function manifestDocument(p: ManifestParts): ManifestV1 {
     timings_ms: { ...p.runtime.timings_ms },
     runtime: runtime(p.runtime),
     break_log: p.breakLog,
+    manifest_signing: { ...p.signing },
   };
+}
+
+/** The note an unsigned manifest carries: why, and what that leaves undetected. */
+export function unsignedManifestNote(s: Pick<ManifestSigning, 'reason'>): string {
+  const why = s.reason === 'configured' ? 'the configuration says signing.unsigned: true' : 'the configuration names no signer registry';
+  return `this manifest is NOT signed (${why}): anyone who can write to the store can rewrite it consistently`;
 }
 
 /** The note every manifest of a run in unsigned mode carries. */

@@ -11,6 +11,8 @@ import { hashFile, sha256Hex } from '../core/digest.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { proveManifest } from './manifest-chain.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
+import type { SignerRegistry } from '../signing/registry.js';
+import { checkOutputListing, checkResultsDigest, SignatureWalk } from './verify-signatures.js';
 
 /**
  * Re-hashes the inputs a manifest lists, where they are still present in a local source folder:
@@ -57,9 +59,11 @@ export interface VerifyProblem {
  * bytes, recorded digest, schema, contiguous sequence, previous-manifest links, and the SHA-256 of
  * every output object it lists. Returns the problems found, first broken link first.
  */
-export async function verifyManifests(store: ObjectStore, runId?: string, opts: { inputs?: boolean } = {}): Promise<{ checked: number; problems: VerifyProblem[]; breaks: BreakLogReport }> {
-  const keys = (await store.list('manifests')).filter((k) => k.endsWith('.json')).sort();
+export async function verifyManifests(store: ObjectStore, runId?: string, opts: { inputs?: boolean; trusted?: SignerRegistry | null } = {}): Promise<ManifestVerification> {
+  const all = await store.list('manifests');
+  const keys = all.filter((k) => k.endsWith('.json')).sort();
   const problems: VerifyProblem[] = [];
+  const walk = new SignatureWalk(store, opts.trusted ?? null, problems);
   const refs: ManifestRef[] = [];
   let previous: string | null = null;
   let expectedSeq = 1;
@@ -86,6 +90,9 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
     }
     if (doc) {
       refs.push({ key, sha256: sha, manifest: doc });
+      await walk.check(key, bytes, doc);
+      const digest = await checkResultsDigest(store, key, doc);
+      if (digest) problems.push(digest);
       if (doc.run_id !== m[2]) problems.push({ key, problem: `run_id ${doc.run_id} does not match the file name` });
       if (doc.chain.sequence !== seq) problems.push({ key, problem: `records sequence ${doc.chain.sequence}, file name says ${seq}` });
       if (doc.chain.previous_manifest_sha256 !== previous) problems.push({ key, problem: `previous_manifest_sha256 ${doc.chain.previous_manifest_sha256} does not match the preceding manifest ${previous}: the chain is broken` });
@@ -104,9 +111,29 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
     expectedSeq = seq + 1;
     if (runId && m[2] === runId) break;
   }
+  walk.finish();
+  if (!runId) problems.push(...(await checkOutputListing(store, refs)));
+  const notices = [...walk.notices, ...strayManifestSignatures(all)];
   const breaks = await verifyBreakLogs(store, { manifests: refs, stagedPlan: (run, sha256) => stagedPlan(store, run, sha256).catch(() => undefined) });
   for (const p of breaks.problems) problems.push(p);
-  return { checked, problems, breaks: { counts: breaks.counts, notices: breaks.notices, registries: breaks.registries } };
+  return { checked, problems, notices, signed: walk.signed, unsigned: walk.unsigned, breaks: { counts: breaks.counts, notices: breaks.notices, registries: breaks.registries } };
+}
+
+/** What `manifest verify` found: problems (first broken link first), notices, how many manifests were signed. */
+export interface ManifestVerification {
+  readonly checked: number;
+  readonly problems: VerifyProblem[];
+  readonly notices: VerifyProblem[];
+  readonly signed: number;
+  readonly unsigned: number;
+  readonly breaks: BreakLogReport;
+}
+
+/** A signature whose manifest never appeared: a run killed between the two writes (fault point `signed`), never published. */
+function strayManifestSignatures(keys: readonly string[]): VerifyProblem[] {
+  const manifests = new Set(keys.filter((k) => k.endsWith('.json')));
+  return keys.filter((k) => k.endsWith('.json.sig') && !manifests.has(k.slice(0, -4)))
+    .map((k) => ({ key: k, problem: 'a signature of a manifest that was never published (a run stopped before its manifest): ignored' }));
 }
 
 /** What the break-log check counted and noticed (legacy, unsigned, superseded, pending, unattested registries). */

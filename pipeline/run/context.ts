@@ -16,6 +16,7 @@ import type { Window } from '../contract/window.js';
 import type { PlannedObject } from '../breaks/break-plan.js';
 import type { BreakOutcome, VerifiedOutcome } from '../breaks/run-breaks.js';
 import type { SignerRegistry } from '../signing/registry.js';
+import type { PipelineSigning } from '../publish/pipeline-key.js';
 import type { Engine } from '../load/engine.js';
 import type { DatasetLoad, LoadResult } from '../load/load.js';
 import type { Lease } from '../publish/lease.js';
@@ -39,6 +40,8 @@ export interface RunRequest {
   readonly settings: Settings;
   /** The signer registry the configuration names (null: none, or `signing.unsigned`): recorded in the manifest and kept in the store. */
   readonly signers?: SignerRegistry | null;
+  /** The pipeline's key that signs the manifest (publish/pipeline-key.ts); absent: unsigned, no registry. */
+  readonly pipeline?: PipelineSigning;
   /** Logger (stderr only); defaults to one that drops everything. */
   readonly logger?: RunLogger;
   /** Crash-test pauses (core/fault.ts); default none. */

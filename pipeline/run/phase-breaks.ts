@@ -16,7 +16,7 @@ import { thisProcess } from '../core/process.js';
 import type { Window } from '../contract/window.js';
 import { headsBytes, headsKey, planBytes, planKey } from '../breaks/break-plan.js';
 import { headEntries, planBreaks, type BreakOutcome } from '../breaks/run-breaks.js';
-import type { LoadResult } from '../load/load.js';
+import { resultsDigestOf } from '../publish/results-digest.js';
 import { timed, type EvaluatedControls, type LoadedInputs, type RunContext, type SettledResults } from './context.js';
 import type { StagingOwner } from './recovery.js';
 
@@ -57,16 +57,4 @@ function settle(r: ControlResult, breaks: readonly BreakOutcome[]): ControlResul
 function breakFor(outcomes: readonly BreakOutcome[], controlId: string, d: ReportedDifference): Pick<ReportedDifference, 'break_id' | 'disposition'> {
   const b = outcomes.find((o) => o.control_id === controlId && o.kind === d.kind && o.key === d.key);
   return b ? { break_id: b.break_id, disposition: b.disposition } : { break_id: d.break_id, disposition: d.disposition };
-}
-
-/** The digest of the results alone: equal for two runs on equal inputs and code (CONTRACT §6). */
-export function resultsDigestOf(window: Window, results: readonly ControlResult[], loaded: LoadResult): string {
-  return sha256Hex(canonicalJson({
-    window: { start: window.start, end: window.end },
-    controls: results.map((r) => ({
-      control_id: r.control_id, status: r.status, as_of: r.as_of, totals: r.totals, ...(r.large_totals ? { large_totals: r.large_totals } : {}),
-      differences: r.differences.map((d) => ({ kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time })),
-    })),
-    quarantine: loaded.quarantine.map((q) => ({ dataset: q.dataset, file: q.file, row: q.row, column: q.column, rule: q.rule })),
-  }));
 }

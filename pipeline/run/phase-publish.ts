@@ -17,7 +17,8 @@ import { checkFencing } from '../publish/lease.js';
 import { publishManifest } from '../publish/manifest-chain.js';
 import { manifestDocument, type CodeParts, type ManifestParts } from '../publish/manifest-document.js';
 import { planKey } from '../breaks/break-plan.js';
-import { BREAK_NAMESPACE } from '../signing/registry.js';
+import { archiveRegistry, BREAK_NAMESPACE } from '../signing/registry.js';
+import { manifestSigning } from '../signing/pipeline-signer.js';
 import type { BreakLogRecord, ManifestV1 } from '../../manifests/v1/schema.js';
 import { timed, type EvaluatedControls, type LoadedInputs, type RunContext, type SettledResults } from './context.js';
 
@@ -34,13 +35,16 @@ export async function publishRun(ctx: RunContext, inputs: LoadedInputs, evaluate
     };
   });
   const publishStart = performance.now();
+  // The registry that verifies the manifest's signature is kept before the manifest is written.
+  if (ctx.req.signers) await archiveRegistry(ctx.store, ctx.req.signers);
+  const signer = ctx.req.pipeline?.signer ?? null;
   const published = await publishManifest(ctx.store, ctx.runId, async (chain) => {
     await checkFencing(ctx.store, ctx.leases);
     // The manifest's own write and what follows it (promotion, break writes, verification, release) cannot be in it.
     ctx.timings.publish_ms = Math.round(performance.now() - publishStart);
     ctx.timings.wall_ms = Math.round(performance.now() - ctx.originMs);
     return manifestDocument(manifestParts(ctx, inputs, settled, outputs, { code, fingerprints, chain, notes: evaluated.notes }));
-  }, { onRepair: (r) => ctx.logger.warn(r.message), fault: ctx.fault });
+  }, { signer, onRepair: (r) => ctx.logger.warn(r.message), fault: ctx.fault });
   await ctx.fault('published');
   return published;
 }
@@ -97,6 +101,7 @@ function manifestParts(
       cutoffMappings: inputs.loaded.cutoffMappings, quarantine: inputs.loaded.quarantine, plan: inputs.located.plan,
     },
     results: settled.results, results_digest: settled.resultsDigest, breaks: settled.breaks, outputs, leases: ctx.leases, breakLog: breakLog(ctx, settled),
+    signing: req.pipeline?.record ?? manifestSigning(null, 'no-registry'),
     runtime: {
       node: process.version, timings_ms: ctx.timings, outcome: settled.outcome,
       duckdb: { threads: DUCKDB_THREADS, memory_limit: inputs.engine.memory_limit, storage: inputs.engine.storage, estimated_bytes: inputs.engine.estimated_bytes },

@@ -30,7 +30,7 @@ import { writeBreaks } from './phase-write-breaks.js';
 export type { RunRequest } from './context.js';
 export type { ControlResult, ReportedDifference, Trigger } from '../../manifests/v1/schema.js';
 export { newRunId } from './phase-prepare.js';
-export { resultsDigestOf } from './phase-breaks.js';
+export { resultsDigestOf } from '../publish/results-digest.js';
 
 /** The triggers of CONTRACT §6 (`--trigger`). */
 export const TRIGGERS = Trigger.options;
