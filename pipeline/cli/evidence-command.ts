@@ -17,26 +17,30 @@ import { packEvidence, type EvidenceScope } from '../evidence/pack.js';
 import { verifyEvidence } from '../evidence/verify.js';
 import { openStore } from '../store/open-store.js';
 import { windowForRange } from '../contract/window.js';
+import { loadConfig, pipelineKeyPath } from '../config/config.js';
+import { loadControls } from '../controls/definitions.js';
+import type { Settings } from '../core/settings.js';
+import { loadSigningKey, type SigningKey } from '../signing/signing-key.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson, type CliIo } from './io.js';
 import type { CommandContext } from './command.js';
 
 const USAGE = `usage: reckon evidence pack (--run RUN_ID | --break BREAK_ID | --window START/END [--control RC01])
-                            --store DIR --out FILE.zip|DIR [--include-inputs] [--organization ORG] [--json]
+                            --store DIR --out FILE.zip|DIR [--include-inputs] [--organization ORG] [--config FILE] [--json]
        reckon evidence verify FILE.zip|DIR [--json]`;
 
 /** Runs `reckon evidence` with `argv` (after the subcommand); returns the exit code. */
-export async function command(argv: string[], { io }: CommandContext): Promise<number> {
+export async function command(argv: string[], { io, settings }: CommandContext): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === 'pack') return pack(rest, io);
+  if (sub === 'pack') return pack(rest, io, settings);
   if (sub === 'verify') return verify(rest, io);
   if (sub === '--help' || sub === '-h' || sub === 'help') { io.stdout(`${USAGE}\n`); return 0; }
   throw new ConfigError(USAGE);
 }
 
-async function pack(argv: string[], io: CliIo): Promise<number> {
+async function pack(argv: string[], io: CliIo, settings: Settings): Promise<number> {
   const { values } = parse(argv, {
-    run: { type: 'string' }, break: { type: 'string' }, window: { type: 'string' }, control: { type: 'string' },
+    config: { type: 'string' }, run: { type: 'string' }, break: { type: 'string' }, window: { type: 'string' }, control: { type: 'string' },
     store: { type: 'string' }, out: { type: 'string' }, 'include-inputs': { type: 'boolean' }, organization: { type: 'string' }, json: { type: 'boolean' },
   });
   const given = [values.run, values.break, values.window].filter((v) => v !== undefined).length;
@@ -56,7 +60,8 @@ async function pack(argv: string[], io: CliIo): Promise<number> {
   const organization = values.organization ?? 'reckon';
   if (/[\r\n]/.test(organization) || organization.trim() === '') throw new ConfigError('--organization must be one non-empty line');
   const out = resolve(io.cwd, values.out);
-  const r = await packEvidence({ scope, store: await openStore(location), out, includeInputs: Boolean(values['include-inputs']), organization });
+  const pipelineKey = await packKey(values.config, io, settings);
+  const r = await packEvidence({ scope, store: await openStore(location), out, includeInputs: Boolean(values['include-inputs']), organization, pipelineKey });
   if (values.json) printJson(io, { ok: true, out, kind: r.target.kind, external_identifier: r.externalIdentifier, payload_oxum: r.oxum, payload_files: r.payloadFiles, runs: r.runs, breaks: r.breaks });
   else io.stdout(`evidence ${r.externalIdentifier} written to ${out} (${r.target.kind}): ${r.runs.length} run(s), ${r.breaks.length} break(s), Payload-Oxum ${r.oxum}\n`);
   return 0;
@@ -68,12 +73,20 @@ async function verify(argv: string[], io: CliIo): Promise<number> {
   const path = resolve(io.cwd, positionals[0]);
   if (!(await stat(path).then(() => true, () => false))) throw new ConfigError(`${path} does not exist`);
   const r = await verifyEvidence(path);
-  if (values.json) printJson(io, { ok: r.ok, bag: path, problems: r.problems, payload_files: r.payloadFiles, payload_bytes: r.payloadBytes, manifests: r.manifests, breaks: r.breaks });
-  else if (r.ok) io.stdout(`ok: ${path} is a valid bag: ${r.payloadFiles} payload file(s), ${r.payloadBytes} bytes, ${r.manifests} manifest(s) linked into the chain, ${r.breaks} break log(s) consistent\n`);
+  if (values.json) printJson(io, { ok: r.ok, bag: path, problems: r.problems, payload_files: r.payloadFiles, payload_bytes: r.payloadBytes, manifests: r.manifests, breaks: r.breaks, signed: r.signed ?? false });
+  else if (r.ok) io.stdout(`ok: ${path} is a valid bag: ${r.payloadFiles} payload file(s), ${r.payloadBytes} bytes, ${r.manifests} manifest(s) linked into the chain, ${r.breaks} break log(s) consistent; ${r.signed ? 'manifests and tag manifest signed by the pipeline' : 'NOT signed (its manifests are unsigned): a consistent rewrite of the bag cannot be detected'}\n`);
   else {
     io.stdout(`FAILED: ${r.problems[0]}\n`);
     for (const p of r.problems.slice(1, 20)) io.stdout(`  also: ${p}\n`);
     if (r.problems.length > 20) io.stdout(`  … and ${r.problems.length - 20} more\n`);
   }
   return r.ok ? ExitCode.CLEAN : ExitCode.MISMATCH;
+}
+
+/** The pipeline's key for signing a bag: RECKON_PIPELINE_KEY_FILE / RECKON_PIPELINE_KEY, else the `--config`'s signing.pipeline_key; null when none is given. */
+async function packKey(config: string | undefined, io: CliIo, settings: Settings): Promise<SigningKey | null> {
+  const p = settings.signing.pipeline;
+  const file = p.keyFile ?? (p.keyText || config === undefined ? null : pipelineKeyPath(await loadConfig(config, await loadControls(), { cwd: io.cwd })));
+  if (!file && !p.keyText) return null;
+  return loadSigningKey({ file, text: p.keyText, passphrase: p.passphrase, agentSocket: settings.signing.agentSocket });
 }

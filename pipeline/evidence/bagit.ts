@@ -117,7 +117,10 @@ export interface WrittenBag {
  * place; a ZIP is written to a temporary file and hard-linked into place, so a reader never sees
  * half a bag.
  */
-export async function writeBag(target: BagTarget, payload: readonly PayloadEntry[], info: BagInfo): Promise<WrittenBag> {
+/** The signature of `tagmanifest-sha256.txt` (issue 18), a tag file no tag manifest lists (it signs the one that lists the others). */
+export const TAG_SIGNATURE = 'tagmanifest-sha256.txt.sig';
+
+export async function writeBag(target: BagTarget, payload: readonly PayloadEntry[], info: BagInfo, opts: { signTags?: (tagManifest: Buffer) => Promise<string> } = {}): Promise<WrittenBag> {
   await assertAbsent(target.path);
   const seen = new Set<string>();
   const lines: Record<string, { path: string; digest: string }[]> = Object.fromEntries(PAYLOAD_ALGORITHMS.map((a) => [a, []]));
@@ -137,7 +140,9 @@ export async function writeBag(target: BagTarget, payload: readonly PayloadEntry
     ...PAYLOAD_ALGORITHMS.map((a): [string, Buffer] => [`manifest-${a}.txt`, Buffer.from(manifestText(lines[a]), 'utf8')]),
   ];
   const tagLines = await Promise.all(tags.map(async ([p, b]) => ({ path: p, digest: (await digests(b, ['sha256'])).hex.sha256 })));
-  tags.push(['tagmanifest-sha256.txt', Buffer.from(manifestText(tagLines), 'utf8')]);
+  const tagManifest = Buffer.from(manifestText(tagLines), 'utf8');
+  tags.push(['tagmanifest-sha256.txt', tagManifest]);
+  if (opts.signTags) tags.push([TAG_SIGNATURE, Buffer.from(await opts.signTags(tagManifest), 'utf8')]);
   const files: PayloadEntry[] = [...tags.map(([p, b]): PayloadEntry => ({ path: p, source: { kind: 'bytes', bytes: b } })), ...payload.map((e) => ({ ...e, path: `data/${e.path}` }))];
   if (target.kind === 'dir') await writeDir(target.path, files);
   else await writeZip(target.path, files);

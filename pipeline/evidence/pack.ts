@@ -27,7 +27,11 @@ import { LAYOUT, README, safeBagPath, sha256sumLine } from './layout.js';
 import { runEvent } from './openlineage.js';
 import { decodeObject, keyKind, type DecodedObject } from '../breaks/break-objects.js';
 import { verifyBreakLogs } from '../breaks/verify-log.js';
-import { registryKey } from '../signing/registry.js';
+import { archivedRegistry, registryKey } from '../signing/registry.js';
+import { EVIDENCE_NAMESPACE, pipelineSign, pipelineSigner, type PipelineSigner } from '../signing/pipeline-signer.js';
+import type { SigningKey } from '../signing/signing-key.js';
+import { SignatureError } from '../core/errors.js';
+import { signatureKey } from '../publish/manifest-chain.js';
 import { signatureFiles, verifyingText } from './signature-files.js';
 
 /** What to pack. */
@@ -47,6 +51,8 @@ export interface PackOptions {
   readonly organization: string;
   /** Packing time (Bagging-Date and the report's generation time). */
   readonly now?: Date;
+  /** The pipeline's key: signs the tag manifest of a bag whose manifests are signed (required then). */
+  readonly pipelineKey?: SigningKey | null;
 }
 
 /** The store no longer matches what it recorded, so no verifiable bag can be made (core/errors.ts; exit 1). */
@@ -172,8 +178,7 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
     for (const b of breaks) breakIds.add(b.break_id);
     views.push({ stored: m, breaks });
 
-    add(LAYOUT.manifest(m.key), { kind: 'bytes', bytes: m.bytes });
-    add(LAYOUT.manifest(m.key.replace(/\.json$/, '.sha256')), { kind: 'bytes', bytes: m.sidecar! });
+    await addManifest(store, m, add);
     for (const o of m.manifest.outputs) {
       const src = await objectSource(store, o.key);
       if (!src) integrity(`output ${o.key} of run ${m.run_id} is missing from the store`);
@@ -223,7 +228,9 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
     ['Break-Signatures', `${breakLog.signed} signed step(s), ${breakLog.countersigned} countersigned; ${breakLog.byRun} by runs; ${breakLog.unsigned} UNSIGNED by configuration; ${breakLog.legacy} legacy object(s) from before signing`],
   ];
   try {
-    const written = await writeBag(bagTarget(opts.out), payload, info);
+    const signer = await bagSigner(store, runs, opts.pipelineKey ?? null);
+    const signTags = signer ? (bytes: Buffer) => pipelineSign(bytes, signer, EVIDENCE_NAMESPACE) : undefined;
+    const written = await writeBag(bagTarget(opts.out), payload, [...info, ['Manifest-Signatures', signer ? `signed by the pipeline (${signer.key.publicKey.fingerprint}); the tag manifest too` : 'NOT signed: the packed manifests are unsigned']], { signTags });
     return { ...written, runs: runs.map((r) => r.run_id), breaks: [...breakIds].sort(), externalIdentifier: externalIdentifier(scope) };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ConfigError((e as Error).message);
@@ -249,7 +256,8 @@ async function packBreakLog(
     if (!bytes) integrity(`${heads.key}, the break heads checkpoint of run ${m.run_id}, is missing from the store`);
     add(heads.key, { kind: 'bytes', bytes });
   }
-  const registries = new Set<string>([...check.registries, ...runs.map((m) => m.manifest.break_log?.signing.registry_sha256).filter((x): x is string => typeof x === 'string')]);
+  const recorded = all.flatMap((m) => [m.manifest.break_log?.signing.registry_sha256, m.manifest.manifest_signing?.registry_sha256]);
+  const registries = new Set<string>([...check.registries, ...recorded.filter((x): x is string => typeof x === 'string')]);
   for (const sha of [...registries].sort()) {
     const bytes = await store.get(registryKey(sha));
     if (bytes) add(registryKey(sha), { kind: 'bytes', bytes });
@@ -261,8 +269,7 @@ async function packBreakLog(
   const inBag = new Set(runs.map((m) => m.key));
   const bound = new Set(decoded.map((o) => o.binding?.manifest_key).filter((k): k is string => typeof k === 'string' && !inBag.has(k)));
   for (const m of all.filter((x) => bound.has(x.key))) {
-    add(LAYOUT.manifest(m.key), { kind: 'bytes', bytes: m.bytes });
-    add(LAYOUT.manifest(m.key.replace(/\.json$/, '.sha256')), { kind: 'bytes', bytes: m.sidecar! });
+    await addManifest(store, m, add);
     const heads = m.manifest.break_log?.heads;
     const hb = heads ? await store.get(heads.key) : undefined;
     if (heads && hb) add(heads.key, { kind: 'bytes', bytes: hb });
@@ -292,4 +299,28 @@ async function addInputs(m: StoredManifest, include: boolean, add: (p: string, s
     if (got !== o.sha256) integrity(`input ${o.path} of run ${m.run_id} changed since the run: SHA-256 ${got}, recorded ${o.sha256}`);
     add(LAYOUT.inputFile(m.run_id, o.bag_path), src);
   }
+}
+
+/** Adds a manifest, its digest file and (signed) its signature. */
+async function addManifest(store: ObjectStore, m: StoredManifest, add: (p: string, s: PayloadEntry['source']) => void): Promise<void> {
+  add(LAYOUT.manifest(m.key), { kind: 'bytes', bytes: m.bytes });
+  add(LAYOUT.manifest(m.key.replace(/\.json$/, '.sha256')), { kind: 'bytes', bytes: m.sidecar! });
+  if (m.manifest.manifest_signing?.mode !== 'signed') return;
+  const sig = await store.get(signatureKey(m.key));
+  if (!sig) integrity(`${signatureKey(m.key)}, the signature of a signed manifest, is missing from the store`);
+  add(LAYOUT.manifest(signatureKey(m.key)), { kind: 'bytes', bytes: sig });
+}
+
+/**
+ * The signer of the bag's tag manifest: the pipeline's key, judged by the registry of the newest
+ * signed manifest packed; null when no packed manifest is signed. Throws SignatureError when one
+ * is signed and no pipeline key is given, or the key is not that registry's pipeline key.
+ */
+async function bagSigner(store: ObjectStore, runs: readonly StoredManifest[], key: SigningKey | null): Promise<PipelineSigner | null> {
+  const newest = [...runs].filter((m) => m.manifest.manifest_signing?.mode === 'signed').sort((a, b) => b.sequence - a.sequence)[0];
+  if (!newest) return null;
+  if (!key) throw new SignatureError('PIPELINE_KEY_MISSING', `the manifests packed are signed, so the bag is signed too: give the pipeline key (RECKON_PIPELINE_KEY_FILE, RECKON_PIPELINE_KEY or --config with signing.pipeline_key)`);
+  const registry = await archivedRegistry(store, newest.manifest.manifest_signing!.registry_sha256 ?? '');
+  if (!registry) integrity(`the registry ${newest.manifest.manifest_signing!.registry_sha256} of ${newest.key} is missing from the store`);
+  return pipelineSigner(key, registry);
 }

@@ -25,7 +25,10 @@ import { verifyBreakLogs, type ManifestRef } from '../breaks/verify-log.js';
 import type { ObjectReader } from '../signing/registry.js';
 import { signatureFiles, verifyingText } from './signature-files.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
-import { openBag, verifyStructure, type BagReader } from './bagit.js';
+import { openBag, TAG_SIGNATURE, verifyStructure, type BagReader } from './bagit.js';
+import { SignatureError } from '../core/errors.js';
+import { EVIDENCE_NAMESPACE, MANIFEST_NAMESPACE, verifyPipelineSignature } from '../signing/pipeline-signer.js';
+import { archivedRegistry } from '../signing/registry.js';
 import { LAYOUT, safeBagPath } from './layout.js';
 import { uuidV5 } from './openlineage.js';
 import type { ChainLink } from './pack.js';
@@ -38,12 +41,14 @@ export interface EvidenceVerification {
   readonly payloadBytes: number;
   readonly manifests: number;
   readonly breaks: number;
+  /** True when the bag's manifests and tag manifest are signed by the pipeline (issue 18). */
+  readonly signed?: boolean;
 }
 
 const D = 'data/';
 const PAYLOAD_LAYOUT: readonly RegExp[] = [
   /^report\.html$/, /^README\.txt$/, /^chain\.json$/,
-  /^manifests\/[0-9]{8}-[a-z0-9_-]+\.(json|sha256)$/,
+  /^manifests\/[0-9]{8}-[a-z0-9_-]+\.(json|json\.sig|sha256)$/,
   /^outputs\/[a-z0-9_]+\/window_date=[0-9]{4}-[0-9]{2}-[0-9]{2}\/run=[a-z0-9_-]+\/[A-Za-z0-9_.-]+$/,
   /^breaks\/brk-[0-9a-f]{24}\/(events\/[0-9]{6}\.json|observations\/[a-z0-9_-]+\.json|proposals\/[0-9]{6}-[0-9a-f]{16}(\.withdrawal)?\.json|break\.json)$/,
   /^heads\/[a-z0-9_-]+\.json$/, /^signers\/[0-9a-f]{64}\.allowed_signers$/, /^VERIFYING\.txt$/,
@@ -65,7 +70,7 @@ export async function verifyEvidence(location: string): Promise<EvidenceVerifica
     const counts = { payloadFiles: s.payloadFiles, payloadBytes: s.payloadBytes };
     if (s.problems.length) return { ok: false, problems: s.problems, ...counts, manifests: 0, breaks: 0 };
     const c = await verifyContent(bag);
-    return { ok: c.problems.length === 0, problems: c.problems, ...counts, manifests: c.manifests, breaks: c.breaks };
+    return { ok: c.problems.length === 0, problems: c.problems, ...counts, manifests: c.manifests, breaks: c.breaks, signed: c.signed };
   } finally {
     await bag.close();
   }
@@ -81,7 +86,7 @@ async function readJson(bag: BagReader, path: string, problems: string[]): Promi
 }
 
 /** The reckon-level checks of a bag whose BagIt layer is already valid. */
-async function verifyContent(bag: BagReader): Promise<{ problems: string[]; manifests: number; breaks: number }> {
+async function verifyContent(bag: BagReader): Promise<{ problems: string[]; manifests: number; breaks: number; signed: boolean }> {
   const problems: string[] = [];
   const payload = [...bag.files.keys()].filter((p) => p.startsWith(D)).map((p) => p.slice(D.length)).sort();
   for (const p of payload) if (!PAYLOAD_LAYOUT.some((re) => re.test(p))) problems.push(`${D}${p} is not part of a reckon evidence package`);
@@ -164,7 +169,41 @@ async function verifyContent(bag: BagReader): Promise<{ problems: string[]; mani
   const log = await verifyBreakLogs(reader, { manifests: refs, breakIds });
   for (const f of log.problems) problems.push(`${D}${f.key}: ${f.problem}`);
   await checkSignatureFiles(bag, payload, breakIds, reader, { unsigned: log.counts.unsigned, legacy: log.counts.legacy, byRun: log.counts.by_run }, problems);
-  return { problems, manifests: manifestFiles.length, breaks: breakIds.length };
+  const signed = await checkPipelineSignatures(bag, reader, refs, problems);
+  return { problems, manifests: manifestFiles.length, breaks: breakIds.length, signed };
+}
+
+/**
+ * The pipeline's signatures in a bag (issue 18): each signed manifest's `.json.sig` over its bytes
+ * against the bag's copy of the registry it records, and, when any manifest is signed, the tag
+ * manifest's signature by the pipeline key of the newest signed manifest's registry. The tag
+ * manifest lists bag-info.txt and both payload manifests, which list every payload file, so the
+ * one signature covers the files the bag derives when packed (report.html, break.json, chain.json,
+ * README.txt, VERIFYING.txt …). Returns whether the bag is signed.
+ */
+async function checkPipelineSignatures(bag: BagReader, reader: ObjectReader, refs: readonly ManifestRef[], problems: string[]): Promise<boolean> {
+  let newest: { ref: ManifestRef; registry: Awaited<ReturnType<typeof archivedRegistry>> } | null = null;
+  for (const ref of refs) {
+    const s = ref.manifest.manifest_signing;
+    if (s?.mode !== 'signed') continue;
+    const path = `${D}${ref.key}.sig`;
+    const registry = await archivedRegistry(reader, s.registry_sha256 ?? '').catch(() => undefined);
+    if (!registry) { problems.push(`${D}${ref.key} names registry ${s.registry_sha256}, which the bag does not hold (signers/)`); continue; }
+    if (!bag.files.has(path)) { problems.push(`${path} is missing: ${D}${ref.key} is a signed manifest`); continue; }
+    try { verifyPipelineSignature(await bag.read(D + ref.key), (await bag.read(path)).toString('utf8'), registry, MANIFEST_NAMESPACE, s.key); } catch (e) {
+      if (!(e instanceof SignatureError)) throw e;
+      problems.push(`${D}${ref.key}: its signature does not verify it as the pipeline's: ${e.message}`);
+    }
+    if (!newest || ref.manifest.chain.sequence > newest.ref.manifest.chain.sequence) newest = { ref, registry };
+  }
+  if (!newest?.registry) return false;
+  if (!bag.files.has('tagmanifest-sha256.txt')) { problems.push('tagmanifest-sha256.txt is missing: the bag\'s manifests are signed, so its tag manifest is signed too'); return true; }
+  if (!bag.files.has(TAG_SIGNATURE)) { problems.push(`${TAG_SIGNATURE} is missing: the bag's manifests are signed, so its tag manifest is signed too`); return true; }
+  try { verifyPipelineSignature(await bag.read('tagmanifest-sha256.txt'), (await bag.read(TAG_SIGNATURE)).toString('utf8'), newest.registry, EVIDENCE_NAMESPACE); } catch (e) {
+    if (!(e instanceof SignatureError)) throw e;
+    problems.push(`tagmanifest-sha256.txt: ${TAG_SIGNATURE} does not verify it as the pipeline's (the bag-info, payload manifests or payload were rewritten): ${e.message}`);
+  }
+  return true;
 }
 
 /** The bag's payload read as a store (keys without `data/`). */
