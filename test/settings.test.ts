@@ -22,7 +22,7 @@ describe('parseSettings', () => {
       },
       cache: { enabled: true, dir: null, maxBytes: 10_240 * 1024 * 1024 },
       faultPause: null,
-      signing: { keyFile: null, keyText: null, passphrase: null, agentSocket: null },
+      signing: { keyFile: null, keyText: null, passphrase: null, agentSocket: null, pipeline: { keyFile: null, keyText: null, passphrase: null } },
     });
     expect(Object.isFrozen(DEFAULT_SETTINGS) && Object.isFrozen(DEFAULT_SETTINGS.s3.retry) && Object.isFrozen(DEFAULT_SETTINGS.duckdb)).toBe(true);
   });
@@ -45,7 +45,7 @@ describe('parseSettings', () => {
       },
       cache: { enabled: false, dir: '/var/cache/reckon', maxBytes: 5 * 1024 * 1024 },
       faultPause: { phase: 'computing', ms: 4000 },
-      signing: { keyFile: null, keyText: null, passphrase: null, agentSocket: null },
+      signing: { keyFile: null, keyText: null, passphrase: null, agentSocket: null, pipeline: { keyFile: null, keyText: null, passphrase: null } },
     });
     expect(parseSettings({ AWS_ENDPOINT_URL_S3: 'http://a', AWS_ENDPOINT_URL: 'http://b', RECKON_FAULT_PAUSE: 'published' }).s3.endpoint.url).toBe('http://a');
     expect(parseSettings({ RECKON_FAULT_PAUSE: 'published' }).faultPause).toEqual({ phase: 'published', ms: null });

@@ -142,6 +142,7 @@ export async function publishManifest(
     // Belt and braces: the sequence must still be free (a lock holder that outlived its expiry
     // could otherwise fork the chain).
     const seqPrefix = `manifests/${String(head.sequence + 1).padStart(8, '0')}-`;
+    // Only manifests count: a signature left by a run killed before its manifest (fault point `signed`) does not take the sequence.
     if ((await store.list('manifests')).some((k) => k.startsWith(seqPrefix) && k.endsWith('.json'))) throw new ConcurrencyError(`manifest sequence ${head.sequence + 1} was taken while this run held an expired publish lock`, 'lock');
     parseManifest(manifest);
     const bytes = canonicalJson(manifest);
