@@ -10,7 +10,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { duckdb } from '../core/duckdb.js';
 import type { ManifestV1 } from '../../manifests/v1/schema.js';
 import { literal } from '../core/sql-text.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -27,7 +27,7 @@ const DIGEST_TABLES = ['runs', 'control_totals', 'differences', 'quarantine'] as
 export async function recomputeResultsDigest(store: ObjectStore, doc: ManifestV1): Promise<string | undefined> {
   if (!doc.outputs.some((o) => o.table === 'runs')) return undefined;
   const dir = await mkdtemp(join(tmpdir(), 'reckon-verify-'));
-  const instance = await DuckDBInstance.create(':memory:', { threads: '1', preserve_insertion_order: 'true' });
+  const instance = await duckdb().DuckDBInstance.create(':memory:', { threads: '1', preserve_insertion_order: 'true' });
   const conn = await instance.connect();
   try {
     const rows: Record<string, Row[]> = {};
