@@ -11,9 +11,11 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { reckonAsync, reckonIn, scratchDir } from './helpers/cli.js';
+import { reckon, reckonAsync, reckonIn, scratchDir } from './helpers/cli.js';
 import { makeKey, makeSigners, sshKeygenVerify, type TestKey } from './helpers/ssh.js';
 import { pipelineLine, rc06Sources, WINDOW } from './fixtures/breaks.js';
+import { startS3rver } from './helpers/s3rver.js';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { canonicalJson } from '../pipeline/core/canonical.js';
 import { loadSigningKey } from '../pipeline/signing/signing-key.js';
 import { sshsigSign } from '../pipeline/signing/sshsig.js';
@@ -23,6 +25,7 @@ let sources: string;
 let config: string;
 let pipeline: TestKey;
 let tom: TestKey;
+const tomKey = () => tom.key;
 let registry: string;
 /** A signed store of two runs, copied per test. */
 let signed: string;
@@ -207,6 +210,39 @@ describe('manifest verify refuses a consistent rewrite', () => {
     const r = await verify(store);
     expect(r.code).toBe(1);
     expect(r.json.problems.some((p: any) => p.problem.includes('a store does not go back to unsigned'))).toBe(true);
+  });
+});
+
+describe('an S3 store (s3rver)', () => {
+  it('a signed run verifies; a forged manifest signature, a fake run= partition and an extra object in a published partition are refused', async () => {
+    const s3 = await startS3rver(['reckon-store']);
+    try {
+      const store = 's3://reckon-store/signed';
+      const env = s3.env;
+      // Spawned: the AWS SDK reads its region and credentials from the process's environment.
+      const r = reckon(['run', '--control', 'RC06', '--window', WINDOW, '--sources', sources, '--store', store, '--json', '--quiet', '--config', config], { env });
+      expect(r.code, r.stderr).toBe(1);
+      const ok = reckon(['manifest', 'verify', '--store', store, '--json', '--signers', registry], { env });
+      expect(ok.json).toMatchObject({ ok: true, signed: 1 });
+      const key = r.json.manifest.path.replace('s3://reckon-store/', '');
+      const client = s3.client();
+      const put = (k: string, body: string | Buffer) => client.send(new PutObjectCommand({ Bucket: 'reckon-store', Key: k, Body: body }));
+      await put('signed/outputs/runs/window_date=2026-11-02/run=run-20261101t000000z-0badf00d/part-00000.parquet', 'PAR1');
+      const runsKey = (r.json.manifest.path as string).replace(/^.*\/manifests\/[0-9]{8}-/, '').replace(/\.json$/, '');
+      await put(`signed/outputs/differences/window_date=2026-11-02/run=${runsKey}/part-00009.parquet`, 'PAR1');
+      const tom = await loadSigningKey({ file: tomKey() });
+      const bytes = Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: 'reckon-store', Key: key }))).Body!.transformToByteArray());
+      await client.send(new DeleteObjectCommand({ Bucket: 'reckon-store', Key: `${key}.sig` }));
+      await put(`${key}.sig`, await sshsigSign(bytes, tom, 'reckon-manifest'));
+      const bad = reckon(['manifest', 'verify', '--store', store, '--json'], { env });
+      expect(bad.code).toBe(1);
+      const keys = bad.json.problems.map((p: any) => p.key);
+      expect(keys[0]).toBe(key.replace(/^signed\//, ''));
+      expect(keys).toContain(`outputs/differences/window_date=2026-11-02/run=${runsKey}/part-00009.parquet`);
+      expect(keys).toContain('outputs/runs/window_date=2026-11-02/run=run-20261101t000000z-0badf00d/part-00000.parquet');
+    } finally {
+      await s3.stop();
+    }
   });
 });
 
