@@ -169,18 +169,26 @@ async function advance(argv: string[], io: CliIo, settings: Settings): Promise<n
   };
   const evidenceRun = to === 'VERIFIED' && req.evidence_ref?.trim() ? await findEvidenceRun(ctx.store, req.evidence_ref, rec) : undefined;
   const done = await advanceBreak(act, rec, req, evidenceRun);
-  return report(io, ctx, id, done, Boolean(values.json));
+  return report(io, ctx, id, done, Boolean(values.json), storeArgs(values));
 }
 
-/** Prints what an action wrote: the break after it, and the event that landed or the proposal that waits. */
-async function report(io: CliIo, ctx: Context, id: string, done: ActionResult, json: boolean): Promise<number> {
+/** The --store and --config a command was given, to repeat in the command it suggests next. */
+function storeArgs(values: { store?: string; config?: string }): string {
+  return [values.store !== undefined ? ` --store ${values.store}` : '', values.config !== undefined ? ` --config ${values.config}` : ''].join('');
+}
+
+/**
+ * Prints what an action wrote: the break after it, and the event that landed or the proposal that
+ * waits (with the approver's command, ready to run but for the approver's own key).
+ */
+async function report(io: CliIo, ctx: Context, id: string, done: ActionResult, json: boolean, where = ''): Promise<number> {
   const after = await readBreak(ctx.store, id);
   const summary = summarizeBreak(after, ctx);
   const e = done.event;
   if (done.kind === 'proposal') {
     const p = after.proposals.find((x) => x.object.digest === done.digest)!;
     if (json) printJson(io, { ...summary, proposal: proposalView(after, p, ctx.config, new Date()) });
-    else io.stdout(`${id} ${e.from_state} → ${e.to_state} proposed by ${e.actor} for version ${e.version} (${done.key}); it lands when ${e.evidence.approver} countersigns:\n  reckon breaks approve ${id} --version ${e.version}\n`);
+    else io.stdout(`${id} ${e.from_state} → ${e.to_state} proposed by ${e.actor} for version ${e.version} (${done.key}); it lands when ${e.evidence.approver} countersigns:\n  reckon breaks approve ${id} --version ${e.version} --key <${e.evidence.approver}'s key>${where}\n`);
     return 0;
   }
   const event = after.events[e.version - 1];
