@@ -76,7 +76,7 @@ async function context(values: { store?: string; config?: string }, io: CliIo): 
 }
 
 /** Where the signing key comes from: --key, else the settings (RECKON_SIGNING_KEY_FILE / RECKON_SIGNING_KEY). */
-function keySource(values: { key?: string }, io: CliIo, settings: Settings): KeySource {
+export function keySource(values: { key?: string }, io: CliIo, settings: Settings): KeySource {
   const s = settings.signing;
   const file = values.key !== undefined ? localOrRemote(io, values.key) : s.keyFile ? localOrRemote(io, s.keyFile) : null;
   return { file, text: values.key !== undefined ? null : s.keyText, passphrase: s.passphrase, agentSocket: s.agentSocket };

@@ -24,6 +24,7 @@ const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
   evidence: () => import('./evidence-command.js'),
   report: () => import('./report-command.js'),
   import: () => import('./import-command.js'),
+  console: () => import('./console-command.js'),
 };
 
 const USAGE = `usage: reckon <command> [options]
@@ -41,6 +42,7 @@ const USAGE = `usage: reckon <command> [options]
   reckon evidence pack|verify …                (reckon evidence --help)
   reckon report   --run RUN_ID --out FILE [--store DIR]
   reckon import   camt053|mt940|bai2|fix FILE… --out SOURCES_DIR
+  reckon console  --store DIR [--config FILE] [--key FILE] [--port N]   (the break console, a web page)
 
 Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not ready,
 5 window locked by another run, 6 break transition lost, 70 internal error.

@@ -1,0 +1,144 @@
+/**
+ * The console's read model (issue 22): every break of the store summarized once at start, kept in
+ * memory and refreshed on change, so that a queue request filters rows in memory instead of
+ * reading 100,000 break logs. A row is the break's summary (breaks/break-summary.ts, the CLI's
+ * `breaks list` fields) with what the queue filters and the ageing page counts on: age in exact
+ * microseconds, pending proposals, the last observation's detail, and each observing run's age.
+ *
+ * Refresh: the console's own actions refresh their break at once (`refreshBreak`); changes made by
+ * others (a run, another console, the command line) are found by `refreshChanged`, which lists the
+ * store's break keys and re-reads only the breaks whose set of objects changed. An event edited in
+ * place keeps its key, so it is found by the break page, which reads and verifies the break afresh.
+ */
+import pLimit from 'p-limit';
+import { slaSeconds, type LoadedConfig } from '../config/config.js';
+import type { ControlDefinition } from '../controls/controls.js';
+import { formatMicros, parseTimestamp } from '../contract/values.js';
+import { breakAge, summarizeBreak, type BreakSummary } from '../breaks/break-summary.js';
+import { BreakStore, groupById, type BreakRecord } from '../breaks/break-store.js';
+import { proposalStatus } from '../breaks/transitions.js';
+import type { ObjectStore } from '../store/object-store.js';
+
+/** One observing run of a break: its run, the as-of it measured at, and whether the age then passed the SLA. */
+export interface RowObservation {
+  readonly run_id: string;
+  readonly as_of: string | null;
+  readonly breached: boolean | null;
+}
+
+/** A queue row: the break's summary and what the console filters, sorts and counts on. */
+export interface QueueRow extends BreakSummary {
+  /** Age in microseconds (exact), null when unknown. */
+  readonly age_us: bigint | null;
+  /** Pending proposals waiting for a countersignature (their approvers). */
+  readonly pending: readonly { version: number; to_state: string; actor: string; approver: string | null }[];
+  /** Wall-clock time of the first observation (first seen) and of the last one. */
+  readonly first_seen: string | null;
+  readonly last_observed: string | null;
+  /** The last observation's difference detail (exact amounts and quantities as the control wrote them). */
+  readonly detail: string | null;
+  readonly observations: readonly RowObservation[];
+}
+
+const micros = (ts: string | null | undefined): bigint | null => {
+  if (!ts) return null;
+  const p = parseTimestamp(ts);
+  return p.ok ? p.value : null;
+};
+
+/** Builds the queue row of one break (pure: the clock of proposal expiry is `now`). */
+export function rowOf(rec: BreakRecord, config: LoadedConfig, controls: readonly ControlDefinition[], now: Date = new Date()): QueueRow {
+  const summary = summarizeBreak(rec, { config: config.config, controls });
+  const { first_record_us, age_us } = breakAge(rec);
+  const sla = slaSeconds(config.config, controls.find((c) => c.control_id === rec.control_id), rec.kind);
+  const maxAge = config.config.signing.proposal_max_age_s;
+  const pending = rec.proposals.filter((p) => proposalStatus(rec, p, maxAge, now) === 'pending')
+    .map((p) => ({ version: p.event.version, to_state: p.event.to_state, actor: p.event.actor, approver: p.event.evidence.approver ?? null }));
+  const observations = rec.observations.map((o) => {
+    const asOf = micros(o.as_of ?? o.window.end);
+    const age = asOf !== null && first_record_us !== null ? asOf - first_record_us : null;
+    return { run_id: o.run_id, as_of: asOf === null ? null : formatMicros(asOf), breached: age === null || sla === null ? null : age > BigInt(sla) * 1_000_000n };
+  });
+  const first = rec.observations[0];
+  const last = rec.observations[rec.observations.length - 1];
+  return {
+    ...summary, age_us, pending, first_seen: first?.observed_at ?? null, last_observed: last?.observed_at ?? null,
+    detail: last?.detail ?? null, observations,
+  };
+}
+
+/** The break keys of the store grouped by break, as a fingerprint per break (its sorted keys joined). */
+function fingerprints(keys: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [id, ks] of groupById(keys)) out.set(id, ks.sort().join('\n'));
+  return out;
+}
+
+/** The in-memory index of every break (see the module comment). */
+export class BreakIndex {
+  private rows = new Map<string, QueueRow>();
+  private prints = new Map<string, string>();
+  private sorted: QueueRow[] | null = null;
+  /** Wall-clock milliseconds the last full load or refresh took, and when it finished. */
+  lastLoadMs = 0;
+  loadedAt: Date | null = null;
+
+  constructor(private readonly store: ObjectStore, private readonly config: LoadedConfig, private readonly controls: readonly ControlDefinition[]) {}
+
+  /** Every row, sorted by control, kind and key (the CLI's `breaks list` order). */
+  all(): readonly QueueRow[] {
+    this.sorted ??= [...this.rows.values()].sort((a, b) => cmp(a.control_id, b.control_id) || cmp(a.kind, b.kind) || cmp(a.key, b.key));
+    return this.sorted;
+  }
+
+  get(id: string): QueueRow | undefined {
+    return this.rows.get(id);
+  }
+
+  /** Reads every break of the store (one listing, then reads 16 at a time). */
+  async load(): Promise<void> {
+    const t0 = Date.now();
+    const keys = await this.store.list('breaks/');
+    const prints = fingerprints(keys);
+    await this.readBreaks([...prints.keys()], prints);
+    this.lastLoadMs = Date.now() - t0;
+    this.loadedAt = new Date();
+  }
+
+  /** Re-reads the breaks whose objects changed since the last read (new events, proposals, observations, new breaks). Returns their ids. */
+  async refreshChanged(): Promise<string[]> {
+    const t0 = Date.now();
+    const prints = fingerprints(await this.store.list('breaks/'));
+    const changed = [...prints].filter(([id, p]) => this.prints.get(id) !== p).map(([id]) => id);
+    await this.readBreaks(changed, prints);
+    this.lastLoadMs = Date.now() - t0;
+    this.loadedAt = new Date();
+    return changed;
+  }
+
+  /** Re-reads one break now (after an action of this console). */
+  async refreshBreak(id: string): Promise<BreakRecord | undefined> {
+    const rec = await new BreakStore(this.store).read(id);
+    const keys = await this.store.list(`breaks/${id}/`);
+    this.prints.set(id, [...keys].sort().join('\n'));
+    if (rec) this.rows.set(id, rowOf(rec, this.config, this.controls));
+    this.sorted = null;
+    return rec;
+  }
+
+  private async readBreaks(ids: readonly string[], prints: Map<string, string>): Promise<void> {
+    const bs = new BreakStore(this.store);
+    const limit = pLimit(16);
+    const now = new Date();
+    await Promise.all(ids.map((id) => limit(async () => {
+      const rec = await bs.read(id);
+      this.prints.set(id, prints.get(id) ?? '');
+      if (rec) this.rows.set(id, rowOf(rec, this.config, this.controls, now));
+    })));
+    if (ids.length) this.sorted = null;
+  }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

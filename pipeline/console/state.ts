@@ -1,0 +1,133 @@
+/**
+ * What one console process holds (issue 22): the store, the configuration and control definitions,
+ * the action context (the operator's key, or none: read-only), the break index, the published
+ * manifests and the store's verification result. Built once at start; the index and the
+ * manifests are refreshed on change, the verification on start and on request.
+ */
+import { actionContext, configuredRegistry, type ActionContext } from '../breaks/actions.js';
+import { verifyBreakLogs, type LogFinding } from '../breaks/verify-log.js';
+import type { LoadedConfig } from '../config/config.js';
+import type { ControlDefinition } from '../controls/controls.js';
+import { verifyManifests, type VerifyProblem } from '../publish/verify-chain.js';
+import { archivedRegistry, type SignerRegistry } from '../signing/registry.js';
+import { BREAK_NAMESPACE, signerOf, verifyRecord, type SignatureRecord } from '../signing/signatures.js';
+import type { KeySource } from '../signing/signing-key.js';
+import { listManifests } from '../store/manifests.js';
+import type { ObjectStore } from '../store/object-store.js';
+import type { ManifestV1 } from '../../manifests/v1/schema.js';
+import { BreakIndex } from './read-model.js';
+
+/** The store's verification (`reckon manifest verify`'s check), run at start and on request. */
+export interface StoreVerification {
+  status: 'running' | 'ok' | 'failed';
+  checked: number;
+  problems: VerifyProblem[];
+  notices: number;
+  ms: number;
+  at: Date | null;
+}
+
+/** A published manifest as the console lists it. */
+export interface ManifestEntry {
+  readonly key: string;
+  readonly sha256: string;
+  readonly manifest: ManifestV1;
+}
+
+/** Everything a console process serves from. */
+export interface ConsoleState {
+  readonly store: ObjectStore;
+  readonly config: LoadedConfig;
+  readonly controls: readonly ControlDefinition[];
+  readonly act: ActionContext;
+  /** The registry in force (signed mode), for the owner and approver choices; null unsigned. */
+  readonly registry: SignerRegistry | null;
+  /** Who the console acts as, or null. */
+  readonly actor: { name: string; key: string } | null;
+  /** Why the console does not write, or null. */
+  readonly readOnly: string | null;
+  readonly index: BreakIndex;
+  manifests: ManifestEntry[];
+  verification: StoreVerification;
+}
+
+/** Options of `openConsoleState`. */
+export interface ConsoleOptions {
+  readonly store: ObjectStore;
+  readonly config: LoadedConfig;
+  readonly controls: readonly ControlDefinition[];
+  /** The operator's key; null starts a read-only console. */
+  readonly key: KeySource | null;
+  /** Unsigned mode only (signing.unsigned: true): the name actions are made under. */
+  readonly actorName?: string;
+}
+
+/**
+ * Loads the key and registry (SignatureError or ConfigError when they cannot be used), reads every
+ * break and manifest, and starts the store's verification in the background.
+ */
+export async function openConsoleState(o: ConsoleOptions): Promise<ConsoleState> {
+  const unsigned = o.config.config.signing.unsigned;
+  const act = await actionContext(o.store, o.config, unsigned ? null : o.key);
+  const registry = unsigned ? null : await configuredRegistry(o.config);
+  let actor: ConsoleState['actor'] = null;
+  if (act.signer) actor = { name: signerOf(act.signer.key.publicKey, act.signer.registry, BREAK_NAMESPACE).signer, key: act.signer.key.publicKey.fingerprint };
+  else if (unsigned && o.actorName?.trim()) actor = { name: o.actorName.trim(), key: 'unsigned' };
+  const readOnly = actor ? null : unsigned ? 'started without an actor name (unsigned mode: --actor NAME)' : 'started without a signing key (--key FILE, or RECKON_SIGNING_KEY_FILE)';
+  const index = new BreakIndex(o.store, o.config, o.controls);
+  await index.load();
+  const state: ConsoleState = {
+    store: o.store, config: o.config, controls: o.controls, act, registry, actor, readOnly, index,
+    manifests: await listManifests(o.store),
+    verification: { status: 'running', checked: 0, problems: [], notices: 0, ms: 0, at: null },
+  };
+  return state;
+}
+
+/** Runs the store's verification and records it in `state` (the promise settles when done). */
+export async function verifyStore(state: ConsoleState): Promise<void> {
+  const t0 = Date.now();
+  state.verification = { ...state.verification, status: 'running' };
+  const { checked, problems, breaks } = await verifyManifests(state.store);
+  state.verification = { status: problems.length ? 'failed' : 'ok', checked, problems, notices: breaks.notices.length, ms: Date.now() - t0, at: new Date() };
+}
+
+/** Re-reads the manifests and the breaks that changed (a run or another console wrote). */
+export async function refreshState(state: ConsoleState): Promise<string[]> {
+  state.manifests = await listManifests(state.store);
+  return state.index.refreshChanged();
+}
+
+/** One signature's check: who, which key, role, and whether it verified (and why not). */
+export interface SignatureCheck {
+  readonly role: string;
+  readonly signer: string;
+  readonly key: string;
+  readonly ok: boolean;
+  readonly problem: string | null;
+}
+
+/** Verifies each signature record of `payload` against the registry version it names (kept in the store). */
+export async function checkSignatures(store: ObjectStore, payload: string, sigs: readonly SignatureRecord[]): Promise<SignatureCheck[]> {
+  const out: SignatureCheck[] = [];
+  for (const s of sigs) {
+    let problem: string | null = null;
+    try {
+      const reg = await archivedRegistry(store, s.registry_sha256);
+      if (!reg) problem = `the registry ${s.registry_sha256.slice(0, 12)}… it names is not kept in the store`;
+      else verifyRecord(payload, s, reg);
+    } catch (e) { problem = (e as Error).message; }
+    out.push({ role: s.role, signer: s.signer, key: s.key, ok: problem === null, problem });
+  }
+  return out;
+}
+
+/** The break-log check of one break (chain, signatures, bindings, heads) against the published manifests. */
+export async function verifyOneBreak(state: ConsoleState, breakId: string): Promise<{ problems: LogFinding[]; notices: LogFinding[] }> {
+  const scoped = {
+    get: (k: string) => state.store.get(k),
+    list: (p: string) => state.store.list(p === 'breaks/' ? `breaks/${breakId}/` : p),
+  };
+  const r = await verifyBreakLogs(scoped, { manifests: state.manifests, breakIds: [breakId] });
+  return { problems: r.problems, notices: r.notices };
+}
