@@ -32,7 +32,7 @@ import { loadRunView } from '../report/run-view.js';
 import { advance, approve, cannotWrite, nextStep, peopleFor, proposalChoices, withdraw, type Outcome } from './actions.js';
 import { breakPage, type BreakView } from './break-page.js';
 import { esc, page, type Frame } from './layout.js';
-import { parseQuery, select, toCsv } from './queue.js';
+import { parseQuery, queryString, select, toCsv } from './queue.js';
 import { queuePage } from './queue-page.js';
 import { ageingPage, runsPage } from './runs-ageing.js';
 import { checkSignatures, verifyOneBreak, verifyStore, type ConsoleState } from './state.js';
@@ -77,7 +77,8 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
     await next();
     c.header('Content-Security-Policy', c.res.headers.get('Content-Security-Policy') ?? CSP);
     c.header('X-Content-Type-Options', 'nosniff');
-    c.header('Referrer-Policy', 'no-referrer');
+    // same-origin, not no-referrer: under no-referrer Chromium sends `Origin: null` with a form post.
+    c.header('Referrer-Policy', 'same-origin');
     c.header('X-Frame-Options', 'DENY');
     c.header('Cache-Control', 'no-store');
   });
@@ -91,7 +92,13 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
     cannotWrite: cannotWrite(state),
   });
 
-  app.get('/', (c) => html(c, frame('Queue', 'queue'), queuePage(state.index.all(), parseQuery(new URL(c.req.url).searchParams), queueContext(c))));
+  app.get('/', (c) => {
+    const url = new URL(c.req.url);
+    const q = parseQuery(url.searchParams);
+    // The filter form sends every field, empty ones too: answer with the short URL of the same view.
+    if (url.search && url.search !== queryString(q)) return c.redirect(`/${queryString(q)}`, 303);
+    return html(c, frame('Queue', 'queue'), queuePage(state.index.all(), q, queueContext(c)));
+  });
 
   app.get('/queue.csv', (c) => {
     const rows = select(state.index.all(), { ...parseQuery(new URL(c.req.url).searchParams), page: 1 });
