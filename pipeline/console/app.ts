@@ -85,8 +85,7 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
 
   const queueContext = (c: Context) => ({
     controls: [...new Set(state.controls.map((d) => d.control_id))].sort(),
-    kinds: [...new Set(state.index.all().map((r) => r.kind))].sort(),
-    owners: [...new Set(state.index.all().map((r) => r.owner ?? '').filter(Boolean))].sort(),
+    ...state.index.facets(),
     ownerChoices: peopleFor(state, 'owns', '*'),
     csrf: csrf(c),
     cannotWrite: cannotWrite(state),
@@ -97,11 +96,12 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
     const q = parseQuery(url.searchParams);
     // The filter form sends every field, empty ones too: answer with the short URL of the same view.
     if (url.search && url.search !== queryString(q)) return c.redirect(`/${queryString(q)}`, 303);
-    return html(c, frame('Queue', 'queue'), queuePage(state.index.all(), q, queueContext(c)));
+    return html(c, frame('Queue', 'queue'), queuePage(state.index.ordered(q.sort, q.dir), q, queueContext(c)));
   });
 
   app.get('/queue.csv', (c) => {
-    const rows = select(state.index.all(), { ...parseQuery(new URL(c.req.url).searchParams), page: 1 });
+    const q = parseQuery(new URL(c.req.url).searchParams);
+    const rows = select(state.index.ordered(q.sort, q.dir), q, true);
     c.header('Content-Disposition', 'attachment; filename="reckon-breaks.csv"');
     return c.body(toCsv(rows), 200, { 'Content-Type': 'text/csv; charset=utf-8' });
   });

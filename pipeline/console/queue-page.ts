@@ -78,9 +78,9 @@ ${field('b-note', 'Note', '<input type="text" id="b-note" name="note">')}
 <button type="submit" class="primary">Triage selected</button></fieldset>`;
 }
 
-/** The queue page body for `rows` (the whole index) under query `q`. */
+/** The queue page body for `rows` (the whole index, already in the query's sort order) under query `q`. */
 export function queuePage(rows: readonly QueueRow[], q: QueueQuery, c: QueueContext): string {
-  const chosen = select(rows, q);
+  const chosen = select(rows, q, true);
   const { rows: shown, page, pages } = pageOf(chosen, q);
   const qs = queryString(q);
   const heads = [head(q, '', null), head(q, 'Break', null), head(q, 'Control', 'control'), head(q, 'Kind', null), head(q, 'Key', 'key'), head(q, 'State', 'state'),

@@ -130,11 +130,16 @@ function compare(a: QueueRow, b: QueueRow, key: SortKey): number {
   }
 }
 
-/** The filtered, sorted rows (ties broken by break id, so pages are stable). */
-export function select(rows: readonly QueueRow[], q: QueueQuery): QueueRow[] {
+/** `rows` sorted by `sort` in `dir` (ties broken by break id, so pages are stable). */
+export function sortRows(rows: readonly QueueRow[], sort: SortKey, dir: 'asc' | 'desc'): QueueRow[] {
+  const sign = dir === 'asc' ? 1 : -1;
+  return [...rows].sort((a, b) => sign * compare(a, b, sort) || (a.break_id < b.break_id ? -1 : 1));
+}
+
+/** The filtered, sorted rows. `presorted` says `rows` is already in the query's order (the index keeps each order once). */
+export function select(rows: readonly QueueRow[], q: QueueQuery, presorted = false): QueueRow[] {
   const out = rows.filter((r) => matches(r, q));
-  const sign = q.dir === 'asc' ? 1 : -1;
-  return out.sort((a, b) => sign * compare(a, b, q.sort) || (a.break_id < b.break_id ? -1 : 1));
+  return presorted ? out : sortRows(out, q.sort, q.dir);
 }
 
 /** One page of `rows`: the rows, the page shown (clamped) and the page count. */

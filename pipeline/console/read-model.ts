@@ -18,6 +18,7 @@ import { breakAge, summarizeBreak, type BreakSummary } from '../breaks/break-sum
 import { BreakStore, groupById, type BreakRecord } from '../breaks/break-store.js';
 import { proposalStatus } from '../breaks/transitions.js';
 import type { ObjectStore } from '../store/object-store.js';
+import { sortRows, type SortKey } from './queue.js';
 
 /** One observing run of a break: its run, the as-of it measured at, and whether the age then passed the SLA. */
 export interface RowObservation {
@@ -79,6 +80,9 @@ export class BreakIndex {
   private rows = new Map<string, QueueRow>();
   private prints = new Map<string, string>();
   private sorted: QueueRow[] | null = null;
+  /** Rows in each sort order asked for so far (key `sort:dir`), dropped on any change. */
+  private orders = new Map<string, QueueRow[]>();
+  private facetCache: { kinds: string[]; owners: string[] } | null = null;
   /** Wall-clock milliseconds the last full load or refresh took, and when it finished. */
   lastLoadMs = 0;
   loadedAt: Date | null = null;
@@ -91,16 +95,44 @@ export class BreakIndex {
     return this.sorted;
   }
 
+  /** Every row in the order of `sort` and `dir`, computed once per change (a queue request then only filters). */
+  ordered(sort: SortKey, dir: 'asc' | 'desc'): readonly QueueRow[] {
+    const k = `${sort}:${dir}`;
+    let rows = this.orders.get(k);
+    if (!rows) {
+      rows = sortRows(this.all(), sort, dir);
+      this.orders.set(k, rows);
+    }
+    return rows;
+  }
+
+  /** The kinds and owners present (the queue's filter choices). */
+  facets(): { kinds: string[]; owners: string[] } {
+    this.facetCache ??= {
+      kinds: [...new Set(this.all().map((r) => r.kind))].sort(),
+      owners: [...new Set(this.all().map((r) => r.owner ?? '').filter(Boolean))].sort(),
+    };
+    return this.facetCache;
+  }
+
+  private changed(): void {
+    this.sorted = null;
+    this.orders.clear();
+    this.facetCache = null;
+  }
+
   get(id: string): QueueRow | undefined {
     return this.rows.get(id);
   }
 
-  /** Reads every break of the store (one listing, then reads 16 at a time). */
+  /** Reads every break of the store (BreakStore.readAll: one listing, then reads 16 at a time). */
   async load(): Promise<void> {
     const t0 = Date.now();
-    const keys = await this.store.list('breaks/');
-    const prints = fingerprints(keys);
-    await this.readBreaks([...prints.keys()], prints);
+    const prints = fingerprints(await this.store.list('breaks/'));
+    const now = new Date();
+    for (const rec of await new BreakStore(this.store).readAll()) this.rows.set(rec.break_id, rowOf(rec, this.config, this.controls, now));
+    this.prints = prints;
+    this.changed();
     this.lastLoadMs = Date.now() - t0;
     this.loadedAt = new Date();
   }
@@ -122,7 +154,7 @@ export class BreakIndex {
     const keys = await this.store.list(`breaks/${id}/`);
     this.prints.set(id, [...keys].sort().join('\n'));
     if (rec) this.rows.set(id, rowOf(rec, this.config, this.controls));
-    this.sorted = null;
+    this.changed();
     return rec;
   }
 
@@ -135,7 +167,7 @@ export class BreakIndex {
       this.prints.set(id, prints.get(id) ?? '');
       if (rec) this.rows.set(id, rowOf(rec, this.config, this.controls, now));
     })));
-    if (ids.length) this.sorted = null;
+    if (ids.length) this.changed();
   }
 }
 

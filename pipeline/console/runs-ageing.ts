@@ -92,8 +92,8 @@ function countBy(rows: readonly QueueRow[], by: (r: QueueRow) => string): Map<st
   return out;
 }
 
-function countTable(caption: string, first: string, m: Map<string, Record<string, number>>, link: (k: string) => string): string {
-  const rows = [...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, c]) => `<tr><th scope="row"><a href="/${esc(link(k))}">${esc(k)}</a></th>${BREAK_STATES.map((s) => `<td class="num">${c[s] ?? 0}</td>`).join('')}<td class="num">${BREAK_STATES.reduce((n, s) => n + (c[s] ?? 0), 0)}</td></tr>`);
+function countTable(caption: string, first: string, m: Map<string, Record<string, number>>, link: (k: string) => string, keepOrder = false): string {
+  const rows = (keepOrder ? [...m] : [...m].sort(([a], [b]) => (a < b ? -1 : 1))).map(([k, c]) => `<tr><th scope="row"><a href="/${esc(link(k))}">${esc(k)}</a></th>${BREAK_STATES.map((s) => `<td class="num">${c[s] ?? 0}</td>`).join('')}<td class="num">${BREAK_STATES.reduce((n, s) => n + (c[s] ?? 0), 0)}</td></tr>`);
   return `<table aria-label="${esc(caption)}"><thead><tr><th scope="col">${esc(first)}</th>${BREAK_STATES.map((s) => `<th scope="col">${s}</th>`).join('')}<th scope="col">total</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
@@ -112,7 +112,7 @@ export function ageingPage(rows: readonly QueueRow[], manifests: readonly Manife
     if (o.breached) c.breached += 1;
   }
   const runs = recent.map((m) => ({ label: `#${m.manifest.chain.sequence}`, ...perRun.get(m.manifest.run_id)! }));
-  const bucketTable = countTable('Breaks by age bucket and state', 'Age', new Map([...labels].filter(([id]) => byBucket.has(id)).map(([id, l]) => [l, byBucket.get(id)!])), (l) => queryString(none, { age: [...labels].find(([, x]) => x === l)?.[0] ?? null }));
+  const bucketTable = countTable('Breaks by age bucket and state', 'Age', new Map([...labels].filter(([id]) => byBucket.has(id)).map(([id, l]) => [l, byBucket.get(id)!])), (l) => queryString(none, { age: [...labels].find(([, x]) => x === l)?.[0] ?? null }), true);
   return `<h1>Ageing</h1>
 <h2 id="h-bucket">Breaks by age and state</h2>${legend()}${stackedBars('Breaks by age bucket, stacked by state', buckets)}${bucketTable}
 <h2>Per control</h2>${stackedBars('Breaks per control, stacked by state', [...countBy(rows, (r) => r.control_id)].sort(([a], [b]) => (a < b ? -1 : 1)).map(([label, counts]) => ({ label, counts })))}
