@@ -11,7 +11,7 @@ import { CLASSIFICATIONS } from '../breaks/states.js';
 import { formatAge } from '../report/html.js';
 import { esc, field, options, tag } from './layout.js';
 import type { NextStep } from './actions.js';
-import type { QueueRow } from './read-model.js';
+import type { QueueRow } from './row.js';
 import type { ManifestEntry, SignatureCheck } from './state.js';
 
 /** What the break page shows, gathered by the app. */

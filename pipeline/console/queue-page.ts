@@ -7,7 +7,7 @@ import { BREAK_STATES, CLASSIFICATIONS } from '../breaks/states.js';
 import { formatAge } from '../report/html.js';
 import { esc, field, options, tag } from './layout.js';
 import { AGE_BUCKETS, PAGE_SIZES, pageOf, queryString, select, slaDueUs, type QueueQuery, type SortKey } from './queue.js';
-import type { QueueRow } from './read-model.js';
+import type { QueueRow } from './row.js';
 import { formatMicros } from '../contract/values.js';
 
 /** What the queue page needs besides the rows. */

@@ -6,7 +6,7 @@
  */
 import { BREAK_STATES } from '../breaks/states.js';
 import { parseTimestamp } from '../contract/values.js';
-import type { QueueRow } from './read-model.js';
+import type { QueueRow } from './row.js';
 
 /** Age buckets of the queue filter and the ageing page, by upper bound in seconds (exclusive of the lower). */
 export const AGE_BUCKETS = [

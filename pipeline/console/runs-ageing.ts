@@ -7,7 +7,7 @@
 import { BREAK_STATES, type BreakState } from '../breaks/states.js';
 import { esc, tag } from './layout.js';
 import { AGE_BUCKETS, ageBucket, queryString, parseQuery } from './queue.js';
-import type { QueueRow } from './read-model.js';
+import type { QueueRow } from './row.js';
 import type { ManifestEntry, StoreVerification } from './state.js';
 
 const statusTone = (s: string) => (s === 'CLEAN' ? 'ok' : s === 'BREAKS' || s === 'FAILED' ? 'bad' : 'warn');
