@@ -185,7 +185,14 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
   });
   app.get('/evidence', (c) => evidence(c, state, (f, b, s) => html(c, frame(f, 'runs'), b, s)));
 
-  app.get('/ageing', (c) => html(c, frame('Ageing', 'ageing'), ageingPage(state.index.all(), state.manifests)));
+  // The ageing page counts every row: computed once per change of the index or of the runs.
+  let ageing: { generation: number; runs: number; body: string } | null = null;
+  app.get('/ageing', (c) => {
+    if (!ageing || ageing.generation !== state.index.generation || ageing.runs !== state.manifests.length) {
+      ageing = { generation: state.index.generation, runs: state.manifests.length, body: ageingPage(state.index.all(), state.manifests) };
+    }
+    return html(c, frame('Ageing', 'ageing'), ageing.body);
+  });
 
   app.get('/verify', (c) => html(c, frame('Store check', 'verify'), verifyPage(state, csrf(c))));
   app.post('/verify', async (c) => {

@@ -97,7 +97,11 @@ export class BreakIndex {
     return this.facetCache;
   }
 
+  /** Grows by one at every change of the rows: what a page computed from all rows may be cached under. */
+  generation = 0;
+
   private changed(): void {
+    this.generation += 1;
     this.sorted = null;
     this.orders.clear();
     this.facetCache = null;
