@@ -22,7 +22,7 @@ import { main } from '../pipeline/cli/main.js';
 import { captureIo } from '../pipeline/cli/io.js';
 import { startConsole } from '../pipeline/console/server.js';
 import { loadConfig } from '../pipeline/config/config.js';
-import { loadControls } from '../pipeline/controls/controls.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
 import { repoPath } from '../pipeline/core/paths.js';
 import { listManifests } from '../pipeline/store/manifests.js';
 import { openStore } from '../pipeline/store/open-store.js';
@@ -85,7 +85,7 @@ async function run(): Promise<void> {
     if (code !== 1) throw new Error(`sample-day run exited ${code}`);
     write_ms = await writeBreaks(storeDir);
   }
-  const controls = loadControls();
+  const controls = await loadControls();
   const t0 = Date.now();
   const c = await startConsole({ store: await openStore(storeDir), config: await loadConfig(cfg, controls), controls, key: { file: repoPath('fixtures/demo/keys/olivia') }, port: 0, refreshMs: 0 });
   const start_ms = Date.now() - t0;

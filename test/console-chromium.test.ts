@@ -13,12 +13,12 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reckonAsync, reckonIn, ROOT, scratchDir } from './helpers/cli';
-import { startConsole, type RunningConsole } from '../pipeline/console/server';
-import { loadConfig } from '../pipeline/config/config';
-import { loadControls } from '../pipeline/controls/controls';
-import { openStore } from '../pipeline/store/open-store';
-import { breakId } from '../pipeline/breaks/break-id';
+import { reckonAsync, reckonIn, ROOT, scratchDir } from './helpers/cli.js';
+import { startConsole, type RunningConsole } from '../pipeline/console/server.js';
+import { loadConfig } from '../pipeline/config/config.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
+import { openStore } from '../pipeline/store/open-store.js';
+import { breakId } from '../pipeline/breaks/break-id.js';
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const CONFIG = join(ROOT, 'fixtures', 'demo', 'reckon.yaml');
@@ -79,7 +79,7 @@ beforeAll(async () => {
   store = join(tmp.dir, 'store');
   const run = await reckonIn(['run', '--date', '2026-11-02', '--sources', 'fixtures/sample-day/sources', '--store', store, '--config', CONFIG, '--json', '--quiet']);
   expect(run.code, run.stderr).toBe(1);
-  const controls = loadControls();
+  const controls = await loadControls();
   a = await startConsole({ store: await openStore(store), config: await loadConfig(CONFIG, controls), controls, key: { file: KEY('olivia') }, port: 0, refreshMs: 0 });
   await a.verified;
   bUrl = await consoleB();
@@ -196,7 +196,7 @@ describe('reckon console in Chromium', () => {
   });
 
   it('a console without a key is read-only and says so', async () => {
-    const controls = loadControls();
+    const controls = await loadControls();
     const ro = await startConsole({ store: await openStore(store), config: await loadConfig(CONFIG, controls), controls, key: null, port: 0, refreshMs: 0 });
     try {
       await ro.verified;

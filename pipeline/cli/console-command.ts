@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { startConsole } from '../console/server.js';
 import { loadConfig } from '../config/config.js';
-import { loadControls } from '../controls/controls.js';
+import { loadControls } from '../controls/definitions.js';
 import { ConfigError } from '../core/errors.js';
 import { openStore } from '../store/open-store.js';
 import { parse } from './args.js';
@@ -31,7 +31,7 @@ export async function command(argv: string[], { io, settings }: CommandContext):
   if (!location.startsWith('s3://') && !existsSync(localOrRemote(io, location))) throw new ConfigError(`--store ${location}: no store there`);
   const port = values.port === undefined ? 8080 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port ${values.port} is not a port number (0 picks a free one)`);
-  const controls = loadControls();
+  const controls = await loadControls();
   const config = await loadConfig(values.config, controls, { cwd: io.cwd });
   const s = settings.signing;
   const haveKey = values.key !== undefined || Boolean(s.keyFile) || Boolean(s.keyText);

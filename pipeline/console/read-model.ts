@@ -12,7 +12,7 @@
  */
 import pLimit from 'p-limit';
 import { slaSeconds, type LoadedConfig } from '../config/config.js';
-import type { ControlDefinition } from '../controls/controls.js';
+import type { ControlDefinition } from '../controls/definitions.js';
 import { formatMicros, parseTimestamp } from '../contract/values.js';
 import { breakAge, summarizeBreak } from '../breaks/break-summary.js';
 import { BreakStore, groupById, type BreakRecord } from '../breaks/break-store.js';

@@ -7,7 +7,7 @@
 import { actionContext, configuredRegistry, type ActionContext } from '../breaks/actions.js';
 import { verifyBreakLogs, type LogFinding } from '../breaks/verify-log.js';
 import type { LoadedConfig } from '../config/config.js';
-import type { ControlDefinition } from '../controls/controls.js';
+import type { ControlDefinition } from '../controls/definitions.js';
 import { verifyManifests, type VerifyProblem } from '../publish/verify-chain.js';
 import { archivedRegistry, type SignerRegistry } from '../signing/registry.js';
 import { BREAK_NAMESPACE, signerOf, verifyRecord, type SignatureRecord } from '../signing/signatures.js';
