@@ -4,7 +4,8 @@
  * break store API (an OPEN event and one observation each, every tenth one TRIAGED too), starts a
  * console in this process and times its pages over HTTP: start (index load), the queue unfiltered
  * and filtered, a deep page, free text, the CSV of a filtered view, a break page, the ageing and
- * runs pages, and a refresh that finds no change. Prints one JSON object.
+ * runs pages, a refresh that finds no new run (the 15 s tick) and a sweep of every break key that
+ * finds no change. Prints one JSON object.
  *
  * The synthetic objects are not listed by any manifest, so the store check reports them (as it
  * must: no run wrote them); the timings do not depend on it.
@@ -21,6 +22,7 @@ import { BreakStore } from '../pipeline/breaks/break-store.js';
 import { main } from '../pipeline/cli/main.js';
 import { captureIo } from '../pipeline/cli/io.js';
 import { startConsole } from '../pipeline/console/server.js';
+import { refreshState } from '../pipeline/console/state.js';
 import { loadConfig } from '../pipeline/config/config.js';
 import { loadControls } from '../pipeline/controls/definitions.js';
 import { repoPath } from '../pipeline/core/paths.js';
@@ -110,13 +112,16 @@ async function run(): Promise<void> {
   const timings: Record<string, unknown> = {};
   for (const [name, path] of Object.entries(pages)) timings[name] = await time(`${c.url}${path}`);
   const r0 = Date.now();
-  const changed = await c.state.index.refreshChanged();
+  const changedByRuns = await refreshState(c.state, false);
   const refresh_ms = Date.now() - r0;
+  const s0 = Date.now();
+  const changed = await c.state.index.refreshChanged(c.state.manifests);
+  const sweep_ms = Date.now() - s0;
   await c.close();
   process.stdout.write(`${JSON.stringify({
     breaks: c.state.index.all().length, write_ms, console_start_ms: start_ms, index_load_ms: load_ms, store_verify_ms: verify_ms,
     store_verification: { status: c.state.verification.status, problems: c.state.verification.problems.length },
-    refresh_no_change_ms: refresh_ms, refresh_changed: changed.length, rss_mib: Math.round(process.memoryUsage().rss / 2 ** 20), timings, store: storeDir,
+    refresh_no_change_ms: refresh_ms, refresh_changed: changedByRuns.length, sweep_no_change_ms: sweep_ms, sweep_changed: changed.length, rss_mib: Math.round(process.memoryUsage().rss / 2 ** 20), timings, store: storeDir,
   }, null, 2)}\n`);
 }
 

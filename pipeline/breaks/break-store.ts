@@ -229,14 +229,16 @@ export class BreakStore {
   }
 
   /**
-   * Every break of the store with its full history, sorted by break id (one listing, then reads).
-   * A break with an object that cannot be read throws StoreError('corrupt_object'), unless
-   * `onUnreadable` is given: then that break is left out and reported to it (listing is safe to
-   * continue; packing evidence or publishing a run is not, and those callers do not pass it).
+   * Every break of the store with its full history, sorted by break id: one listing (or `keys`,
+   * the caller's listing of `breaks/`), then `parallel` breaks read at a time. A break with an
+   * object that cannot be read throws StoreError('corrupt_object'), unless `onUnreadable` is
+   * given: then that break is left out and reported to it (listing is safe to continue; packing
+   * evidence or publishing a run is not, and those callers do not pass it).
    */
-  async readAll(onUnreadable?: (breakId: string, error: StoreError) => void): Promise<BreakRecord[]> {
-    const byId = groupById(await this.store.list('breaks/'));
-    const limit = pLimit(16);
+  async readAll(opts: { readonly onUnreadable?: (breakId: string, error: StoreError) => void; readonly keys?: readonly string[]; readonly parallel?: number } = {}): Promise<BreakRecord[]> {
+    const { onUnreadable } = opts;
+    const byId = groupById(opts.keys ?? await this.store.list('breaks/'));
+    const limit = pLimit(opts.parallel ?? 16);
     const recs = await Promise.all([...byId.keys()].sort().map((id) => limit(async () => {
       try { return await this.build(id, byId.get(id)!, { observations: true, proposals: true }); } catch (e) {
         if (!onUnreadable || !(e instanceof StoreError)) throw e;

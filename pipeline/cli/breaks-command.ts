@@ -98,7 +98,7 @@ async function list(argv: string[], io: CliIo): Promise<number> {
   const ctx = await context(values, io);
   // A break whose log cannot be read is named on stderr and left out; the others are listed.
   const onUnreadable = (id: string, e: Error) => io.stderr(`reckon: break ${id} is left out of the list: ${e.message}; run 'reckon manifest verify' and restore the object\n`);
-  const records = (await new BreakStore(ctx.store).readAll(onUnreadable))
+  const records = (await new BreakStore(ctx.store).readAll({ onUnreadable }))
     .filter((r) => (!states || states.includes(r.state)) && (!controls || controls.includes(r.control_id)) && (!kinds || kinds.includes(r.kind)));
   if (values.pending) {
     const now = new Date();

@@ -35,7 +35,7 @@ import { esc, page, type Frame } from './layout.js';
 import { parseQuery, queryString, select, toCsv } from './queue.js';
 import { queuePage } from './queue-page.js';
 import { ageingPage, runsPage } from './runs-ageing.js';
-import { checkSignatures, verifyOneBreak, verifyStore, type ConsoleState } from './state.js';
+import { checkSignatures, refreshState, verifyOneBreak, verifyStore, type ConsoleState } from './state.js';
 
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const COOKIE = 'reckon_console';
@@ -197,7 +197,7 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
   app.get('/verify', (c) => html(c, frame('Store check', 'verify'), verifyPage(state, csrf(c))));
   app.post('/verify', async (c) => {
     await verifyStore(state);
-    await state.index.refreshChanged();
+    await refreshState(state);
     return html(c, frame('Store check', 'verify'), verifyPage(state, csrf(c)));
   });
   return app;

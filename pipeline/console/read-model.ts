@@ -5,10 +5,13 @@
  * `breaks list` fields) with what the queue filters and the ageing page counts on: age in exact
  * microseconds, pending proposals, the last observation's detail, and each observing run's age.
  *
- * Refresh: the console's own actions refresh their break at once (`refreshBreak`); changes made by
- * others (a run, another console, the command line) are found by `refreshChanged`, which lists the
- * store's break keys and re-reads only the breaks whose set of objects changed. An event edited in
- * place keeps its key, so it is found by the break page, which reads and verifies the break afresh.
+ * Refresh: the console's own actions and every break page re-read their break at once
+ * (`refreshBreak`). Runs are taken in without listing the breaks (`refreshFromRuns`): a new run's
+ * checkpoint of every break's head (heads/<run_id>.json, issue 17) says which breaks changed, and
+ * only those and the ones the run observed are read. A person's change between runs (another
+ * console, the command line) is found by the sweep (`refreshChanged`), which lists the store's
+ * break keys and re-reads only the breaks whose set of objects changed. An event edited in place
+ * keeps its key, so it is found by the break page, which reads and verifies the break afresh.
  */
 import pLimit from 'p-limit';
 import { slaSeconds, type LoadedConfig } from '../config/config.js';
@@ -17,6 +20,12 @@ import { formatMicros, parseTimestamp } from '../contract/values.js';
 import { breakAge, summarizeBreak } from '../breaks/break-summary.js';
 import { BreakStore, groupById, type BreakRecord } from '../breaks/break-store.js';
 import { proposalStatus } from '../breaks/transitions.js';
+import type { HeadEntry, HeadsDocument } from '../breaks/break-plan.js';
+import { sha256Hex } from '../core/digest.js';
+import type { ManifestV1 } from '../../manifests/v1/schema.js';
+
+/** A published run as the index takes it in (its manifest). */
+type PublishedRun = { readonly manifest: ManifestV1 };
 import type { ObjectStore } from '../store/object-store.js';
 import { sortRows, type SortKey } from './queue.js';
 import type { QueueRow } from './row.js';
@@ -57,10 +66,28 @@ function fingerprints(keys: readonly string[]): Map<string, string> {
   return out;
 }
 
+/** A break's head as a run's checkpoint states it: version, head digest, and each proposal and withdrawal object by key and digest. */
+function headText(h: Pick<HeadEntry, 'version' | 'sha256' | 'proposals'>): string {
+  return [`${h.version} ${h.sha256}`, ...[...h.proposals].sort((a, b) => cmp(a.key, b.key)).map((p) => `${p.key} ${p.sha256}`)].join('\n');
+}
+
+/** The head of a break as read, in the form of a checkpoint entry. */
+function headOf(rec: BreakRecord): string {
+  const proposals = rec.proposals.flatMap((p) => [p.object, ...(p.withdrawal ? [p.withdrawal.object] : [])]).map((o) => ({ key: o.key, sha256: o.digest }));
+  return headText({ version: rec.version, sha256: rec.head_sha256, proposals });
+}
+
+/** Breaks read at once at start and on refresh: reading is waiting on the store, not computing. */
+const READ_PARALLEL = 64;
+
 /** The in-memory index of every break (see the module comment). */
 export class BreakIndex {
   private rows = new Map<string, QueueRow>();
   private prints = new Map<string, string>();
+  /** Each break's head as last read (headOf), compared with a new run's checkpoint. */
+  private heads = new Map<string, string>();
+  /** The runs whose observations and checkpoint the index has taken in. */
+  private runsSeen = new Set<string>();
   private sorted: QueueRow[] | null = null;
   /** Rows in each sort order asked for so far (key `sort:dir`), dropped on any change. */
   private orders = new Map<string, QueueRow[]>();
@@ -111,47 +138,99 @@ export class BreakIndex {
     return this.rows.get(id);
   }
 
-  /** Reads every break of the store (BreakStore.readAll: one listing, then reads 16 at a time). */
-  async load(): Promise<void> {
+  private put(rec: BreakRecord, now: Date): void {
+    this.rows.set(rec.break_id, rowOf(rec, this.config, this.controls, now));
+    this.heads.set(rec.break_id, headOf(rec));
+  }
+
+  /**
+   * Reads every break of the store: one listing of `breaks/`, then READ_PARALLEL breaks at a time
+   * (BreakStore.readAll). `runs` are the published manifests at start: their observations are in
+   * what was read, so a later checkpoint refresh starts after them.
+   */
+  async load(runs: readonly PublishedRun[] = []): Promise<void> {
     const t0 = Date.now();
-    const prints = fingerprints(await this.store.list('breaks/'));
+    const keys = await this.store.list('breaks/');
     const now = new Date();
-    for (const rec of await new BreakStore(this.store).readAll()) this.rows.set(rec.break_id, rowOf(rec, this.config, this.controls, now));
-    this.prints = prints;
+    for (const rec of await new BreakStore(this.store).readAll({ keys, parallel: READ_PARALLEL })) this.put(rec, now);
+    this.prints = fingerprints(keys);
+    for (const r of runs) this.runsSeen.add(r.manifest.run_id);
     this.changed();
     this.lastLoadMs = Date.now() - t0;
     this.loadedAt = new Date();
   }
 
-  /** Re-reads the breaks whose objects changed since the last read (new events, proposals, observations, new breaks). Returns their ids. */
-  async refreshChanged(): Promise<string[]> {
+  /**
+   * Takes in the runs published since the last look without listing the breaks: each new run's
+   * checkpoint (heads/<run_id>.json, checked against the SHA-256 its manifest records) names every
+   * break's head after the run, so only the breaks whose head differs from the one read, and the
+   * breaks the run observed (its manifest's breaks), are read again. A run without a
+   * checkpoint (written before signing), or one that does not match its manifest, makes a full
+   * sweep (`refreshChanged`). Returns the ids read again.
+   */
+  async refreshFromRuns(runs: readonly PublishedRun[]): Promise<string[]> {
+    const fresh = runs.filter((r) => !this.runsSeen.has(r.manifest.run_id));
+    if (!fresh.length) return [];
+    const t0 = Date.now();
+    const ids = new Set<string>();
+    for (const run of fresh) {
+      const stated = await this.checkpoint(run);
+      if (!stated) return this.refreshChanged(runs);
+      for (const [id, head] of stated) if (this.heads.get(id) !== head) ids.add(id);
+      for (const b of run.manifest.breaks) ids.add(b.break_id);
+    }
+    await this.readBreaks([...ids]);
+    for (const run of fresh) this.runsSeen.add(run.manifest.run_id);
+    this.lastLoadMs = Date.now() - t0;
+    this.loadedAt = new Date();
+    return [...ids];
+  }
+
+  /** A run's checkpoint as break id → head text, or null when it has none or it does not match its manifest. */
+  private async checkpoint(run: PublishedRun): Promise<Map<string, string> | null> {
+    const log = run.manifest.break_log;
+    if (!log) return null;
+    const bytes = await this.store.get(log.heads.key);
+    if (!bytes || sha256Hex(bytes) !== log.heads.sha256) return null;
+    const doc = JSON.parse(bytes.toString('utf8')) as HeadsDocument;
+    return new Map(doc.heads.map((h) => [h.break_id, headText(h)]));
+  }
+
+  /**
+   * The full sweep: lists every break key of the store and re-reads the breaks whose set of
+   * objects changed since the last read (new events, proposals, observations, new breaks): what
+   * a checkpoint cannot tell, a change made by a person after the latest run. Returns their ids.
+   */
+  async refreshChanged(runs: readonly PublishedRun[] = []): Promise<string[]> {
     const t0 = Date.now();
     const prints = fingerprints(await this.store.list('breaks/'));
     const changed = [...prints].filter(([id, p]) => this.prints.get(id) !== p).map(([id]) => id);
-    await this.readBreaks(changed, prints);
+    await this.readBreaks(changed);
+    this.prints = prints;
+    for (const r of runs) this.runsSeen.add(r.manifest.run_id);
     this.lastLoadMs = Date.now() - t0;
     this.loadedAt = new Date();
     return changed;
   }
 
-  /** Re-reads one break now (after an action of this console). */
+  /** Re-reads one break now (after an action of this console, or to show its page). */
   async refreshBreak(id: string): Promise<BreakRecord | undefined> {
-    const rec = await new BreakStore(this.store).read(id);
     const keys = await this.store.list(`breaks/${id}/`);
+    const rec = await new BreakStore(this.store).read(id);
     this.prints.set(id, [...keys].sort().join('\n'));
-    if (rec) this.rows.set(id, rowOf(rec, this.config, this.controls));
+    if (rec) this.put(rec, new Date());
     this.changed();
     return rec;
   }
 
-  private async readBreaks(ids: readonly string[], prints: Map<string, string>): Promise<void> {
+  private async readBreaks(ids: readonly string[]): Promise<void> {
     const bs = new BreakStore(this.store);
-    const limit = pLimit(16);
+    const limit = pLimit(READ_PARALLEL);
     const now = new Date();
     await Promise.all(ids.map((id) => limit(async () => {
-      const rec = await bs.read(id);
-      this.prints.set(id, prints.get(id) ?? '');
-      if (rec) this.rows.set(id, rowOf(rec, this.config, this.controls, now));
+      const [keys, rec] = await Promise.all([this.store.list(`breaks/${id}/`), bs.read(id)]);
+      this.prints.set(id, [...keys].sort().join('\n'));
+      if (rec) this.put(rec, now);
     })));
     if (ids.length) this.changed();
   }

@@ -12,8 +12,13 @@ import { openConsoleState, refreshState, verifyStore, type ConsoleOptions, type 
 export interface StartOptions extends ConsoleOptions {
   readonly host?: string;
   readonly port?: number;
-  /** How often to look for changes made by others, in ms (default 15,000; 0: never). */
+  /** How often to look for new runs (manifests and their checkpoints), in ms (default 15,000; 0: never). */
   readonly refreshMs?: number;
+  /**
+   * How often a look also sweeps every break key for changes made by people between runs, in ms
+   * (default 120,000; rounded up to a multiple of refreshMs). A break's own page is always current.
+   */
+  readonly sweepMs?: number;
 }
 
 /** A running console. */
@@ -42,10 +47,13 @@ export async function startConsole(o: StartOptions): Promise<RunningConsole> {
   });
   let busy = false;
   const refreshMs = o.refreshMs ?? 15_000;
+  const sweepEvery = Math.max(1, Math.ceil((o.sweepMs ?? 120_000) / Math.max(refreshMs, 1)));
+  let ticks = 0;
   const timer = refreshMs > 0 ? setInterval(() => {
     if (busy) return;
     busy = true;
-    refreshState(state).catch(() => undefined).finally(() => { busy = false; });
+    ticks += 1;
+    refreshState(state, ticks % sweepEvery === 0).catch(() => undefined).finally(() => { busy = false; });
   }, refreshMs) : null;
   timer?.unref();
   return {

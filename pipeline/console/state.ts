@@ -75,10 +75,10 @@ export async function openConsoleState(o: ConsoleOptions): Promise<ConsoleState>
   else if (unsigned && o.actorName?.trim()) actor = { name: o.actorName.trim(), key: 'unsigned' };
   const readOnly = actor ? null : unsigned ? 'started without an actor name (unsigned mode: --actor NAME)' : 'started without a signing key (--key FILE, or RECKON_SIGNING_KEY_FILE)';
   const index = new BreakIndex(o.store, o.config, o.controls);
-  await index.load();
+  const manifests = await listManifests(o.store);
+  await index.load(manifests);
   const state: ConsoleState = {
-    store: o.store, config: o.config, controls: o.controls, act, registry, actor, readOnly, index,
-    manifests: await listManifests(o.store),
+    store: o.store, config: o.config, controls: o.controls, act, registry, actor, readOnly, index, manifests,
     verification: { status: 'running', checked: 0, problems: [], notices: 0, ms: 0, at: null },
   };
   return state;
@@ -92,10 +92,17 @@ export async function verifyStore(state: ConsoleState): Promise<void> {
   state.verification = { status: problems.length ? 'failed' : 'ok', checked, problems, notices: breaks.notices.length, ms: Date.now() - t0, at: new Date() };
 }
 
-/** Re-reads the manifests and the breaks that changed (a run or another console wrote). */
-export async function refreshState(state: ConsoleState): Promise<string[]> {
-  state.manifests = await listManifests(state.store);
-  return state.index.refreshChanged();
+/**
+ * Takes in what others wrote: the manifests published since the last look (read once each: a
+ * published manifest never changes) and, through their checkpoints, the breaks they touched
+ * (BreakIndex.refreshFromRuns); with `sweep`, also every break whose objects changed
+ * (BreakIndex.refreshChanged: lists the store's break keys, for a person's change between runs).
+ * Returns the ids read again.
+ */
+export async function refreshState(state: ConsoleState, sweep = true): Promise<string[]> {
+  state.manifests = await listManifests(state.store, state.manifests);
+  const fromRuns = await state.index.refreshFromRuns(state.manifests);
+  return sweep ? [...fromRuns, ...await state.index.refreshChanged(state.manifests)] : fromRuns;
 }
 
 /** One signature's check: who, which key, role, and whether it verified (and why not). */

@@ -9,11 +9,18 @@
  * path that does not exist (ENOENT) is "nothing there".
  */
 import { randomBytes } from 'node:crypto';
-import { link, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { readdir as readdirCallback } from 'node:fs';
+import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { StoreError } from '../core/errors.js';
 import { makeDirs } from '../core/paths.js';
 import { AlreadyExistsError, type ObjectStore } from './object-store.js';
+
+/** Folders a listing reads at once. */
+const LIST_PARALLEL = 16;
+/** readdir through its callback form: measured faster than node:fs/promises' for many small folders (Node 20). */
+const readdirTyped = promisify(readdirCallback);
 
 /**
  * A StoreError for a failed file-system call on `path` while `doing` (e.g. `writing manifests/…`):
@@ -29,6 +36,14 @@ export function storeFsError(e: unknown, root: string, path: string, doing: stri
     : code === 'EACCES' || code === 'EPERM' ? ['not_permitted', `the store ${root} refuses this user (${code}: permission denied or an immutable file)`]
     : ['write_failed', `the store ${root} failed (${code})`];
   return new StoreError(`${what} while ${doing} (${path}): ${err?.message ?? String(e)}`, { path, reason, cause: e });
+}
+
+/** Why listing the folder `dir` failed, or undefined when it is simply not there (removed while walked). */
+function listFailure(dir: string, e: unknown): StoreError | undefined {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return undefined;
+  const what = code === 'ENOTDIR' ? 'is not a folder' : 'cannot be listed';
+  return new StoreError(`the store folder ${dir} ${what} (${code}): ${(e as Error).message}; a listing that fails is never taken for an empty folder`, { path: dir, reason: 'list_failed', cause: e });
 }
 
 /** Write-once store on the local file system under `root`. */
@@ -91,31 +106,32 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   /**
-   * Keys under the folder `prefix`, recursively, sorted. A folder that does not exist lists as
-   * empty; one that exists but cannot be listed (no read permission, a file where a folder is
-   * expected, an I/O error) is a StoreError naming it — never an empty listing, which would let a
-   * run start a second chain or take a held lease.
+   * Keys under the folder `prefix`, recursively, sorted. Folders are read from a work list,
+   * LIST_PARALLEL at a time (a store of 100,000 breaks holds some 300,000 folders: one readdir
+   * after another took 29 s). A folder that does not exist lists as empty; one that exists but
+   * cannot be listed (no read permission, a file where a folder is expected, an I/O error) is a
+   * StoreError naming it — never an empty listing, which would let a run start a second chain or
+   * take a held lease.
    */
   async list(prefix: string): Promise<string[]> {
     const out: string[] = [];
-    const walk = async (rel: string) => {
-      const dir = this.path(rel);
-      let entries;
-      try { entries = await readdir(dir, { withFileTypes: true }); } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        // Removed while being walked (staging cleared by another run): nothing there any more.
-        if (code === 'ENOENT') return;
-        const what = code === 'ENOTDIR' ? 'is not a folder' : 'cannot be listed';
-        throw new StoreError(`the store folder ${dir} ${what} (${code}): ${(e as Error).message}; a listing that fails is never taken for an empty folder`, { path: dir, reason: 'list_failed', cause: e });
-      }
-      for (const e of entries) {
-        if (e.name.startsWith('.tmp-')) continue;
-        const k = `${rel}/${e.name}`;
-        if (e.isDirectory()) await walk(k);
-        else out.push(k);
-      }
-    };
-    await walk(prefix.replace(/\/$/, ''));
+    const todo = [prefix.replace(/\/$/, '')];
+    let reading = 0;
+    let failure: StoreError | undefined;
+    await new Promise<void>((resolve) => {
+      const next = (): void => {
+        if ((!todo.length || failure) && !reading) { resolve(); return; }
+        while (!failure && reading < LIST_PARALLEL && todo.length) {
+          const rel = todo.pop()!;
+          reading += 1;
+          readdirTyped(this.path(rel), { withFileTypes: true }).then((entries) => {
+            for (const e of entries) if (!e.name.startsWith('.tmp-')) (e.isDirectory() ? todo : out).push(`${rel}/${e.name}`);
+          }, (e) => { failure ??= listFailure(this.path(rel), e); }).finally(() => { reading -= 1; next(); });
+        }
+      };
+      next();
+    });
+    if (failure) throw failure;
     return out.sort();
   }
 

@@ -27,11 +27,18 @@ export async function findManifest(store: ObjectStore, runId: string): Promise<{
   return { key, sha256: sha256Hex(bytes), manifest: parseManifest(JSON.parse(bytes.toString('utf8'))) };
 }
 
-/** Every published manifest in chain order (key, SHA-256, parsed document). */
-export async function listManifests(store: ObjectStore): Promise<{ key: string; sha256: string; manifest: ManifestV1 }[]> {
+/**
+ * Every published manifest in chain order (key, SHA-256, parsed document). Manifests of `known`
+ * (an earlier answer) are taken as they are, not read again: a reader that polls reads only the
+ * new ones (checking what is stored against its chain is verify-chain's work).
+ */
+export async function listManifests(store: ObjectStore, known: readonly { key: string; sha256: string; manifest: ManifestV1 }[] = []): Promise<{ key: string; sha256: string; manifest: ManifestV1 }[]> {
   const keys = (await store.list('manifests')).filter((k) => MANIFEST_KEY.test(k)).sort();
+  const had = new Map(known.map((m) => [m.key, m]));
   const out = [];
   for (const key of keys) {
+    const seen = had.get(key);
+    if (seen) { out.push(seen); continue; }
     const bytes = (await store.get(key))!;
     out.push({ key, sha256: sha256Hex(bytes), manifest: parseManifest(JSON.parse(bytes.toString('utf8'))) });
   }
