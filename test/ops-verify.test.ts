@@ -5,7 +5,7 @@
 import { cpSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reckon, scratchDir } from './helpers/cli.js';
+import { reckon, scratchDir, reckonHere } from './helpers/cli.js';
 import { writeCleanDay } from './fixtures/days.js';
 
 const tmp = scratchDir('reckon-verify-');
@@ -16,7 +16,7 @@ afterAll(() => tmp.cleanup());
 beforeAll(async () => {
   await writeCleanDay(SOURCES);
   for (const [i, window] of ['2026-11-01T00:00:00Z/2026-11-02T00:00:00Z', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', '2026-11-02T00:00:00Z/2026-11-02T12:00:00Z'].entries()) {
-    const r = reckon(['run', '--window', window, '--sources', SOURCES, '--store', base, '--control', 'RC01,RC03', '--json']);
+    const r = await reckonHere(['run', '--window', window, '--sources', SOURCES, '--store', base, '--control', 'RC01,RC03', '--json']);
     expect([0, 1], `run ${i}: ${r.stderr}`).toContain(r.code);
   }
 });
@@ -29,35 +29,39 @@ function copy(name: string): { store: string; manifests: string[] } {
 }
 
 describe('manifest verify', () => {
-  it('an intact chain verifies (exit 0)', () => {
-    const r = reckon(['manifest', 'verify', '--store', base, '--json']);
+  it('an intact chain verifies (exit 0)', async () => {
+    const r = await reckonHere(['manifest', 'verify', '--store', base, '--json']);
     expect(r.code).toBe(0);
-    expect(r.json).toEqual({ ok: true, checked: 3, problems: [], breaks: expect.objectContaining({ notices: [], registries: [] }) });
+    expect(r.json).toEqual({
+      ok: true, checked: 3, problems: [], signed: 0, unsigned: 3, trusted_registry: null,
+      notices: [{ key: 'manifests', problem: '3 manifest(s) NOT signed (signing.unsigned or no signer registry): a consistent rewrite of those cannot be detected' }],
+      breaks: expect.objectContaining({ notices: [], registries: [] }),
+    });
   });
 
-  it('detects a one-byte edit of a manifest and names it', () => {
+  it('detects a one-byte edit of a manifest and names it', async () => {
     const { store, manifests } = copy('edited');
     const path = join(store, 'manifests', manifests[1]);
     const bytes = readFileSync(path);
     const i = bytes.indexOf(Buffer.from('"rounding_mode":"HALF_EVEN"')) + 18;
     bytes[i] = 'h'.charCodeAt(0);
     writeFileSync(path, bytes);
-    const r = reckon(['manifest', 'verify', '--store', store, '--json']);
+    const r = await reckonHere(['manifest', 'verify', '--store', store, '--json']);
     expect(r.code).toBe(1);
     expect(r.json.problems[0].key).toBe(`manifests/${manifests[1]}`);
     expect(r.json.problems[0].problem).toMatch(/was edited/);
   });
 
-  it('detects a deleted manifest', () => {
+  it('detects a deleted manifest', async () => {
     const { store, manifests } = copy('deleted');
     rmSync(join(store, 'manifests', manifests[1]));
     rmSync(join(store, 'manifests', manifests[1].replace(/\.json$/, '.sha256')));
-    const r = reckon(['manifest', 'verify', '--store', store, '--json']);
+    const r = await reckonHere(['manifest', 'verify', '--store', store, '--json']);
     expect(r.code).toBe(1);
     expect(r.json.problems[0]).toEqual({ key: `manifests/${manifests[2]}`, problem: expect.stringMatching(/sequence 3 where 2 was expected/) });
   });
 
-  it('detects reordered manifests', () => {
+  it('detects reordered manifests', async () => {
     const { store, manifests } = copy('reordered');
     const dir = join(store, 'manifests');
     const swap = (a: string, b: string) => { renameSync(join(dir, a), join(dir, 'tmp')); renameSync(join(dir, b), join(dir, a)); renameSync(join(dir, 'tmp'), join(dir, b)); };
@@ -67,13 +71,13 @@ describe('manifest verify', () => {
     renameSync(join(dir, m2), join(dir, r2)); renameSync(join(dir, m2.replace('.json', '.sha256')), join(dir, r2.replace('.json', '.sha256')));
     renameSync(join(dir, m3), join(dir, r3)); renameSync(join(dir, m3.replace('.json', '.sha256')), join(dir, r3.replace('.json', '.sha256')));
     void swap;
-    const r = reckon(['manifest', 'verify', '--store', store, '--json']);
+    const r = await reckonHere(['manifest', 'verify', '--store', store, '--json']);
     expect(r.code).toBe(1);
     expect(r.json.problems[0].key).toBe(`manifests/${r3}`);
     expect(r.json.problems[0].problem).toMatch(/records sequence 3, file name says 2|chain is broken/);
   });
 
-  it('detects an edited output object', () => {
+  it('detects an edited output object', async () => {
     const { store, manifests } = copy('output');
     const m = JSON.parse(readFileSync(join(store, 'manifests', manifests[0]), 'utf8'));
     const out = m.outputs.find((o: { table: string }) => o.table === 'control_totals');
@@ -81,7 +85,7 @@ describe('manifest verify', () => {
     const bytes = readFileSync(path);
     bytes[Math.floor(bytes.length / 2)] ^= 0xff;
     writeFileSync(path, bytes);
-    const r = reckon(['manifest', 'verify', '--store', store, '--json']);
+    const r = await reckonHere(['manifest', 'verify', '--store', store, '--json']);
     expect(r.code).toBe(1);
     expect(r.json.problems[0]).toEqual({ key: `manifests/${manifests[0]}`, problem: expect.stringContaining(`output ${out.key} was edited`) });
   });

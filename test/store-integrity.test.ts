@@ -15,7 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, reckon, reckonAsync, ROOT, scratchDir } from './helpers/cli.js';
+import { BIN, reckon, reckonAsync, ROOT, scratchDir, reckonHere } from './helpers/cli.js';
 import { WINDOW, validDay, writeDay } from './fixtures/hostile.js';
 import { StoreError } from '../pipeline/core/errors.js';
 import { windowForRange } from '../pipeline/contract/window.js';
@@ -58,17 +58,17 @@ describe('a run killed between its manifest and the .sha256', () => {
     const m = files(join(store, 'manifests'));
     expect(m).toHaveLength(1);
     expect(m[0]).toMatch(/^00000001-run-.*\.json$/);
-    const before = reckon(['manifest', 'verify', '--store', store]);
+    const before = await reckonHere(['manifest', 'verify', '--store', store]);
     expect(before.code).toBe(1);
     expect(before.stdout + before.stderr).toMatch(/its \.sha256 digest file is missing: its run stopped between the manifest and its digest/);
 
-    const rerun = reckon(runArgs(store));
+    const rerun = await reckonHere(runArgs(store));
     expect(rerun.code).toBe(0);
     expect(rerun.stderr).toContain(`completed the publication of manifests/${m[0]}`);
     expect(files(join(store, 'manifests'))).toEqual([m[0], m[0].replace(/\.json$/, '.sha256'), expect.stringMatching(/^00000002-.*\.json$/), expect.stringMatching(/^00000002-.*\.sha256$/)]);
     expect(files(join(store, '_staging'))).toEqual([]);
-    expect(reckon(['manifest', 'verify', '--store', store]).code).toBe(0);
-    expect(reckon(['evidence', 'pack', '--run', rerun.json.run_id, '--store', store, '--out', join(tmp.dir, `bag-${n}`)]).code).toBe(0);
+    expect((await reckonHere(['manifest', 'verify', '--store', store])).code).toBe(0);
+    expect((await reckonHere(['evidence', 'pack', '--run', rerun.json.run_id, '--store', store, '--out', join(tmp.dir, `bag-${n}`)])).code).toBe(0);
   });
 
   it('a manifest edited after the kill is not given a digest of its new bytes, and nothing is published on top of it', async () => {
@@ -78,12 +78,12 @@ describe('a run killed between its manifest and the .sha256', () => {
     const path = join(store, 'manifests', key);
     writeFileSync(path, readFileSync(path, 'utf8').replace('"trigger":"manual"', '"trigger":"incident"'));
 
-    const rerun = reckon(runArgs(store));
+    const rerun = await reckonHere(runArgs(store));
     expect(rerun.code).toBe(2);
     expect(rerun.stderr).toContain(`the chain head manifests/${key} has no ${key.replace(/\.json$/, '.sha256')} and nothing proves its bytes`);
     expect(rerun.stderr).toMatch(/its run recorded the digest [0-9a-f]{64} before publishing, but the bytes hash to [0-9a-f]{64}: the manifest was changed after it was written/);
     expect(files(join(store, 'manifests'))).toEqual([key]);
-    const verify = reckon(['manifest', 'verify', '--store', store]);
+    const verify = await reckonHere(['manifest', 'verify', '--store', store]);
     expect(verify.code).toBe(1);
     expect(verify.stdout + verify.stderr).toMatch(/its \.sha256 digest file is missing and nothing proves its bytes/);
   });
@@ -94,12 +94,12 @@ describe('the other new kill point (test/ops-crash.test.ts covers leased … sta
     const store = newStore();
     await killAt(store, 'promoted');
     expect(files(join(store, '_staging')).some((f) => f.endsWith('/_manifest.json'))).toBe(true);
-    const rerun = reckon(runArgs(store));
+    const rerun = await reckonHere(runArgs(store));
     expect(rerun.code).toBe(0);
     expect(rerun.stderr).toMatch(/rolled forward run run-/);
     expect(files(join(store, 'manifests'))).toHaveLength(4);
     expect(files(join(store, '_staging'))).toEqual([]);
-    expect(reckon(['manifest', 'verify', '--store', store]).code).toBe(0);
+    expect((await reckonHere(['manifest', 'verify', '--store', store])).code).toBe(0);
   });
 });
 
@@ -153,12 +153,12 @@ describe('a read-only or full store (a tmpfs mounted here; needs root)', () => {
     return { at, umount: () => spawnSync('umount', [at]) };
   };
 
-  it('read-only: exit 2, saying the store is read-only, with the key being written', () => {
+  it('read-only: exit 2, saying the store is read-only, with the key being written', async () => {
     const m = mountTmpfs('4m');
     try {
-      expect(reckon(runArgs(m.at)).code).toBe(0);
+      expect((await reckonHere(runArgs(m.at))).code).toBe(0);
       expect(spawnSync('mount', ['-o', 'remount,ro', m.at]).status).toBe(0);
-      const r = reckon(runArgs(m.at));
+      const r = await reckonHere(runArgs(m.at));
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(new RegExp(`reckon: StoreError: the store ${m.at} is on a read-only file system while writing leases/rc01/`));
       expect(r.stderr).not.toMatch(/\n\s+at /);
@@ -166,20 +166,20 @@ describe('a read-only or full store (a tmpfs mounted here; needs root)', () => {
     } finally { m.umount(); }
   });
 
-  it('full: exit 2, saying the store is full; once there is room again the chain verifies and a run publishes', () => {
+  it('full: exit 2, saying the store is full; once there is room again the chain verifies and a run publishes', async () => {
     const m = mountTmpfs('4m');
     try {
-      expect(reckon(runArgs(m.at)).code).toBe(0);
+      expect((await reckonHere(runArgs(m.at))).code).toBe(0);
       // Fill what is left.
       spawnSync('dd', ['if=/dev/zero', `of=${join(m.at, 'filler')}`, 'bs=64k'], { encoding: 'utf8' });
-      const r = reckon(runArgs(m.at));
+      const r = await reckonHere(runArgs(m.at));
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(new RegExp(`reckon: StoreError: the store ${m.at} is full \\(no space left on device\\) while writing `));
       expect(r.stderr).not.toMatch(/\n\s+at /);
       spawnSync('rm', [join(m.at, 'filler')]);
-      expect(reckon(['manifest', 'verify', '--store', m.at]).code).toBe(0);
-      expect(reckon(runArgs(m.at)).code).toBe(0);
-      expect(reckon(['manifest', 'verify', '--store', m.at]).code).toBe(0);
+      expect((await reckonHere(['manifest', 'verify', '--store', m.at])).code).toBe(0);
+      expect((await reckonHere(runArgs(m.at))).code).toBe(0);
+      expect((await reckonHere(['manifest', 'verify', '--store', m.at])).code).toBe(0);
     } finally { m.umount(); }
   });
 });
@@ -206,26 +206,26 @@ describe('every listing the local store does fails loudly (in process; a file wh
 });
 
 describe('one corrupt break event file', () => {
-  it('breaks list names the object and lists the other breaks (exit 0); evidence pack refuses (exit 1); no stack trace, never 70', () => {
+  it('breaks list names the object and lists the other breaks (exit 0); evidence pack refuses (exit 1); no stack trace, never 70', async () => {
     const sources = join(tmp.dir, 'sources-breaks');
     const day = validDay(3);
     day.venue_fills.rows.splice(0, 2); // two FILL_MISSING_VENUE breaks (RC02), among others
     writeDay(sources, day);
     const store = newStore();
-    const run = reckon(['run', '--window', WINDOW, '--sources', sources, '--store', store, '--json']);
+    const run = await reckonHere(['run', '--window', WINDOW, '--sources', sources, '--store', store, '--json']);
     expect(run.code).toBe(1);
-    const listed = reckon(['breaks', 'list', '--store', store, '--json']);
+    const listed = await reckonHere(['breaks', 'list', '--store', store, '--json']);
     const ids: string[] = listed.json.map((b: { break_id: string }) => b.break_id).sort();
     expect(ids.length).toBeGreaterThanOrEqual(2);
     const broken = ids[0];
     writeFileSync(join(store, 'breaks', broken, 'events', '000001.json'), '{"break_id": "trunc');
 
-    const list = reckon(['breaks', 'list', '--store', store, '--json']);
+    const list = await reckonHere(['breaks', 'list', '--store', store, '--json']);
     expect(list.code).toBe(0);
     expect(list.stderr).toContain(`reckon: break ${broken} is left out of the list: break store object breaks/${broken}/events/000001.json: is not JSON (19 bytes)`);
     expect(list.json.map((b: { break_id: string }) => b.break_id).sort()).toEqual(ids.slice(1));
 
-    const pack = reckon(['evidence', 'pack', '--run', run.json.run_id, '--store', store, '--out', join(tmp.dir, `bag-corrupt-${n}`)]);
+    const pack = await reckonHere(['evidence', 'pack', '--run', run.json.run_id, '--store', store, '--out', join(tmp.dir, `bag-corrupt-${n}`)]);
     expect(pack.code).toBe(1);
     expect(pack.stderr).toContain(`reckon: EvidenceIntegrityError: the break store is inconsistent: break store object breaks/${broken}/events/000001.json: is not JSON (19 bytes)`);
     for (const r of [list, pack]) expect(r.stderr).not.toMatch(/\n\s+at |SyntaxError/);
