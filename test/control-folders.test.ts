@@ -99,7 +99,7 @@ describe('a control that is only its two folders (RC90)', () => {
     expect(m.controls).toEqual(['RC90']);
     expect(Object.keys(m.sources.datasets)).toEqual(['notification_receipts']);
     expect(m.code.control_definitions).toEqual([rc90.definitionFile]);
-    expect(m.code.sql.map((f) => f.path)).toEqual(['sql/common/macros.sql', 'sql/common/views.sql', ...rc90.sqlFiles.map((f) => f.path)]);
+    expect(m.code.sql.map((f) => f.path)).toEqual(['sql/common/macros.sql', 'sql/common/views.sql', 'sql/common/wide.sql', ...rc90.sqlFiles.map((f) => f.path)]);
     expect(m.breaks?.map((b) => [b.control_id, b.kind, b.key, b.state, b.sla_s])).toEqual([
       ['RC90', 'NOTICE_RECEIPT_NOT_DELIVERED', 'RCP-000088-1', 'OPEN', 3600],
       ['RC90', 'NOTICE_RECEIPT_NOT_DELIVERED', 'RCP-000105-1', 'OPEN', 3600],
@@ -135,7 +135,7 @@ describe('the shared objects of sql/common', () => {
   it('each reads the datasets its own statement names, and those of the shared objects it names', () => {
     expect(Object.fromEntries([...common.objects.values()].map((o) => [o.name, [o.type, o.datasets]]))).toEqual({
       dec_text: ['MACRO', []], in_window: ['MACRO', []], age_us: ['MACRO', []], us_text: ['MACRO', []], ts_text: ['MACRO', []],
-      signed_minor: ['MACRO', []], signed_side: ['MACRO', []],
+      signed_minor: ['MACRO', []], signed_side: ['MACRO', []], minor: ['MACRO', []],
       order_versions: ['TABLE', ['orders']], order_version_conflicts: ['TABLE', ['orders']],
       order_acceptance: ['TABLE', ['orders']], order_current: ['TABLE', ['orders']],
     });
