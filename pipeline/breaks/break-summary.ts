@@ -8,7 +8,8 @@
  * largest as-of among the runs that observed the break (the latest point at which it was known to
  * persist). The SLA is breached only when the age is strictly greater than it.
  */
-import { controlOwner, slaSeconds, type Config } from '../config/config.js';
+import { slaSeconds, type Config } from '../config/config.js';
+import { ownershipOf, type Ownership } from '../config/ownership.js';
 import type { ControlDefinition } from '../controls/definitions.js';
 import { formatMicros, formatScaled, parseTimestamp } from '../contract/values.js';
 import type { BreakLog, BreakRecord, WindowText } from './break-store.js';
@@ -16,8 +17,10 @@ import { breakWindow, currentClassification, currentOwner } from './transitions.
 
 /** What `reckon breaks list --json` prints per break, and the `breaks` output table holds. */
 export interface BreakSummary extends Pick<BreakLog, 'break_id' | 'control_id' | 'kind' | 'key' | 'state' | 'version'> {
-  /** The owner decided at triage; before triage, the control's configured owner (the team paged). */
+  /** The owner decided at triage; before triage, the configured owner of the control and kind (the team paged). */
   readonly owner: string | null;
+  /** The configured owner of the control and kind: team, contact, paging route, runbook and its first step (config/ownership.ts); null for an unknown control. */
+  readonly routing: Ownership | null;
   /** True once triage assigned the owner in the current cycle. */
   readonly owner_assigned: boolean;
   readonly classification: string | null;
@@ -73,9 +76,10 @@ export function summarizeBreak(rec: BreakRecord, ctx: { readonly config: Config;
   const sla = slaSeconds(ctx.config, def, rec.kind);
   const lastObs = rec.observations[rec.observations.length - 1];
   const w = breakWindow(rec);
+  const routing = def ? ownershipOf(ctx.config, def, rec.kind) : null;
   return {
     break_id: rec.break_id, control_id: rec.control_id, kind: rec.kind, key: rec.key, state: rec.state, version: rec.version,
-    owner: owner ?? controlOwner(ctx.config, def), owner_assigned: owner !== null, classification: currentClassification(rec),
+    owner: owner ?? routing?.owner ?? null, routing, owner_assigned: owner !== null, classification: currentClassification(rec),
     opened_at: rec.events[0].at, state_since: rec.events[rec.events.length - 1].at,
     reopen_count: rec.events.filter((e) => e.to_state === 'OPEN' && e.from_state !== null).length,
     window: w ? { start: w.start, end: w.end } : null,

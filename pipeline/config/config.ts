@@ -1,13 +1,19 @@
 /**
  * Run configuration (CONTRACT §5 and §1): rounding mode for money conversion, per-control SLAs
- * (`sla_s`, `sla_s_by_kind`), owners and parameters, and timing rules. Parsed once from JSON or
- * YAML with zod, then checked against the control definitions (unknown controls and difference
- * kinds are errors, not silently ignored); every problem is reported with its path before failing
- * (ConfigError, exit 2). Evaluation never reads the environment: the frozen Config is passed in.
+ * (`sla_s`, `sla_s_by_kind`), owners, contacts, paging routes and runbooks (per control and per
+ * difference kind, over the defaults of the control definitions), parameters, timing rules, and
+ * where alerts go (`alerts.routes`). Parsed once from JSON or YAML with zod, then checked against
+ * the control definitions (unknown controls, difference kinds, routes and runbooks are errors,
+ * not silently ignored); every problem is reported with its path, all at once, before failing
+ * (ConfigError, exit 2). Evaluation never reads the environment: the frozen Config is passed in
+ * (route URLs named by environment variable are resolved by the command line, alert-routes.ts).
  *
  * Example (JSON or the same in YAML):
  *   { "rounding_mode": "HALF_EVEN",
- *     "controls": { "RC03": { "sla_s": 60, "sla_s_by_kind": { "RESERVATION_MISMATCH": 600 }, "owner": "ledger-ops" } },
+ *     "controls": { "RC03": { "sla_s": 60, "sla_s_by_kind": { "RESERVATION_MISMATCH": 600 }, "owner": "ledger-ops",
+ *                             "route": "ledger-pager", "by_kind": { "RESERVATION_MISMATCH": { "owner": "treasury" } } } },
+ *     "runbooks": { "RBK07": { "link": "https://wiki.example/rbk07" } },
+ *     "alerts": { "routes": { "ledger-pager": { "format": "pagerduty", "routing_key_env": "PD_LEDGER_KEY" } } },
  *     "timing_rules": [ { "control": "RC02", "kind": "FILL_MISSING_VENUE", "max_age_s": 300 } ],
  *     "signing": { "registry": "signers/allowed_signers", "closed_needs_approval": true,
  *                  "roles": { "olivia": { "owns": ["RC06"], "approves": [] }, "amy": { "approves": ["*"] } } },
@@ -25,14 +31,22 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
 import { ROUNDING_MODES } from '../contract/money.js';
-import type { ControlDefinition } from '../controls/definitions.js';
+import { OwnershipFields, ROUTE_NAME, RunbookSchema, type ControlDefinition } from '../controls/definitions.js';
+import { AlertsConfig } from './alerts-config.js';
+
+/** Owner, contact, route and runbook overrides: a runbook given here is a whole runbook (id, title, link, first step). */
+const OwnershipOverride = z.object(OwnershipFields).partial().strict();
 
 const ControlConfig = z.object({
   sla_s: z.number().int().nonnegative().optional(),
   sla_s_by_kind: z.record(z.string(), z.number().int().nonnegative()).optional(),
-  owner: z.string().min(1).optional(),
+  ...OwnershipOverride.shape,
+  by_kind: z.record(z.string(), OwnershipOverride).optional(),
   params: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
 }).strict();
+
+/** A change to a runbook wherever it is used, by id: a link to your own wiki, say. */
+const RunbookPatch = RunbookSchema.omit({ id: true }).partial().strict();
 
 const TimingRule = z.object({
   control: z.string().regex(/^RC[0-9]{2}$/),
@@ -71,6 +85,8 @@ export const ConfigSchema = z.object({
   controls: z.record(z.string().regex(/^RC[0-9]{2}$/), ControlConfig).default({}),
   timing_rules: z.array(TimingRule).default([]),
   signing: SigningConfig.default({ unsigned: false, closed_needs_approval: false, proposal_max_age_s: PROPOSAL_MAX_AGE_S }),
+  runbooks: z.record(z.string(), RunbookPatch).default({}),
+  alerts: AlertsConfig.default(AlertsConfig.parse({})),
 }).strict();
 
 export type Config = Readonly<z.infer<typeof ConfigSchema>>;
@@ -126,12 +142,14 @@ export async function loadConfig(path: string | undefined, controls: readonly Co
     throw new ConfigError(`configuration ${path} is not valid ${/\.ya?ml$/i.test(path) ? 'YAML' : 'JSON'}: ${(e as Error).message}`, path);
   }
   const parsed = ConfigSchema.safeParse(doc);
-  const issues = parsed.success
-    ? configIssuesAgainstControls(parsed.data, controls)
-    : parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  // Every mistake at once: the schema's, and those against the control definitions of whatever
+  // parts of the document have the right shape (a bad SLA does not hide an unknown control).
+  const schemaIssues = parsed.success ? [] : parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  const issues = [...schemaIssues, ...configIssuesAgainstControls(parsed.success ? parsed.data : looseView(doc), controls)]
+    .filter((i, n, all) => all.findIndex((j) => j.path === i.path && j.message === i.message) === n);
   if (issues.length) {
     const lines = issues.map((i) => `  ${i.path || '(root)'}: ${i.message}`);
-    throw new ConfigError(`configuration ${path} is invalid:\n${lines.join('\n')}`, path, issues[0].path);
+    throw new ConfigError(`configuration ${path} is invalid (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`, path, issues[0].path);
   }
   return { config: Object.freeze(parsed.data!), sha256: createHash('sha256').update(bytes).digest('hex'), path, dir: dirname(absolute) };
 }
@@ -142,15 +160,55 @@ export interface ConfigIssue {
   readonly message: string;
 }
 
+/** The parts of a configuration checked against the control definitions; a document that failed the schema is read this far. */
+export interface ConfigView {
+  readonly controls: Readonly<Record<string, {
+    readonly params?: Readonly<Record<string, unknown>>;
+    readonly sla_s_by_kind?: Readonly<Record<string, unknown>>;
+    readonly by_kind?: Readonly<Record<string, { readonly route?: unknown; readonly runbook?: unknown }>>;
+    readonly route?: unknown;
+  }>>;
+  readonly timing_rules: readonly { readonly control?: unknown; readonly kind?: unknown }[];
+  readonly runbooks: Readonly<Record<string, unknown>>;
+  readonly alerts: { readonly routes: Readonly<Record<string, unknown>>; readonly default_route?: unknown };
+  readonly signing: { readonly roles?: Readonly<Record<string, { readonly owns: readonly unknown[]; readonly approves: readonly unknown[] }>> };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const objectOr = (v: unknown): Record<string, unknown> => (isObject(v) ? v : {});
+
+/** The checkable parts of a document that failed the schema: objects where objects belong, nothing else. */
+function looseView(doc: unknown): ConfigView {
+  const d = objectOr(doc);
+  const controls = Object.fromEntries(Object.entries(objectOr(d.controls)).filter(([, v]) => isObject(v)).map(([id, v]) => {
+    const c = v as Record<string, unknown>;
+    const byKind = Object.fromEntries(Object.entries(objectOr(c.by_kind)).map(([k, o]) => [k, objectOr(o)]));
+    return [id, { params: objectOr(c.params), sla_s_by_kind: objectOr(c.sla_s_by_kind), by_kind: byKind, route: c.route }];
+  }));
+  const rules = Array.isArray(d.timing_rules) ? d.timing_rules.map(objectOr) : [];
+  const alerts = objectOr(d.alerts);
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  const roles = Object.fromEntries(Object.entries(objectOr(objectOr(d.signing).roles)).map(([name, r]) => [name, { owns: list(objectOr(r).owns), approves: list(objectOr(r).approves) }]));
+  return {
+    controls, timing_rules: rules, runbooks: objectOr(d.runbooks), alerts: { routes: objectOr(alerts.routes), default_route: alerts.default_route },
+    signing: { roles },
+  };
+}
+
 /**
- * Checks a parsed configuration against the control definitions: every control id under
- * `controls` and in `timing_rules` must exist, and every kind in `sla_s_by_kind` and
- * `timing_rules` must be one the control emits. Returns every problem with its path (none: []).
+ * Checks a configuration against the control definitions: every control id under `controls` and
+ * in `timing_rules` must exist; every kind in `sla_s_by_kind`, `by_kind` and `timing_rules` must be
+ * one the control emits; parameters must be the control's, of its type; a route named in the
+ * configuration must be one of `alerts.routes`; `runbooks` may change only runbooks the
+ * definitions or the configuration name. Returns every problem with its path (none: []).
  */
-export function configIssuesAgainstControls(config: Config, controls: readonly ControlDefinition[]): ConfigIssue[] {
+export function configIssuesAgainstControls(config: ConfigView, controls: readonly ControlDefinition[]): ConfigIssue[] {
   const byId = new Map(controls.map((c) => [c.control_id, c]));
   const known = controls.map((c) => c.control_id).join(', ');
   const issues: ConfigIssue[] = [];
+  const kindIssue = (path: string, def: ControlDefinition, kind: string) => {
+    if (!def.difference_kinds.includes(kind)) issues.push({ path, message: `${def.control_id} emits no difference kind ${kind}; its kinds: ${def.difference_kinds.join(', ')}` });
+  };
   for (const [id, cfg] of Object.entries(config.controls)) {
     const def = byId.get(id);
     if (!def) { issues.push({ path: `controls.${id}`, message: `unknown control; known: ${known}` }); continue; }
@@ -160,23 +218,49 @@ export function configIssuesAgainstControls(config: Config, controls: readonly C
       else if (typeof known !== typeof value) issues.push({ path: `controls.${id}.params.${name}`, message: `must be a ${typeof known} like the default ${JSON.stringify(known)}` });
       else if (typeof value === 'number' && !(Number.isSafeInteger(value) && value >= 0)) issues.push({ path: `controls.${id}.params.${name}`, message: 'must be a whole number of seconds, 0 or more' });
     }
-    for (const kind of Object.keys(cfg.sla_s_by_kind ?? {})) {
-      if (!def.difference_kinds.includes(kind)) issues.push({ path: `controls.${id}.sla_s_by_kind.${kind}`, message: `${id} emits no difference kind ${kind}; its kinds: ${def.difference_kinds.join(', ')}` });
-    }
+    for (const kind of Object.keys(cfg.sla_s_by_kind ?? {})) kindIssue(`controls.${id}.sla_s_by_kind.${kind}`, def, kind);
+    for (const kind of Object.keys(cfg.by_kind ?? {})) kindIssue(`controls.${id}.by_kind.${kind}`, def, kind);
   }
   for (const [name, roles] of Object.entries(config.signing.roles ?? {})) {
     for (const part of ['owns', 'approves'] as const) {
       roles[part].forEach((c, i) => {
-        if (c !== '*' && !byId.has(c)) issues.push({ path: `signing.roles.${name}.${part}.${i}`, message: `unknown control ${c}; known: ${known}` });
+        if (typeof c === 'string' && c !== '*' && !byId.has(c)) issues.push({ path: `signing.roles.${name}.${part}.${i}`, message: `unknown control ${c}; known: ${known}` });
       });
     }
   }
   config.timing_rules.forEach((r, i) => {
+    if (typeof r.control !== 'string' || typeof r.kind !== 'string') return;
     const def = byId.get(r.control);
     if (!def) issues.push({ path: `timing_rules.${i}.control`, message: `unknown control ${r.control}; known: ${known}` });
-    else if (!def.difference_kinds.includes(r.kind)) issues.push({ path: `timing_rules.${i}.kind`, message: `${r.control} emits no difference kind ${r.kind}; its kinds: ${def.difference_kinds.join(', ')}` });
+    else kindIssue(`timing_rules.${i}.kind`, def, r.kind);
   });
+  issues.push(...routeIssues(config), ...runbookIssues(config, controls));
   return issues;
+}
+
+/** Routes the configuration names that `alerts.routes` does not define (a typo would silence a team's alerts). */
+function routeIssues(config: ConfigView): ConfigIssue[] {
+  const routes = Object.keys(config.alerts.routes);
+  const issues: ConfigIssue[] = [];
+  const check = (path: string, name: unknown) => {
+    if (typeof name === 'string' && !routes.includes(name)) issues.push({ path, message: `no route ${name} in alerts.routes; routes: ${routes.join(', ') || 'none'}` });
+  };
+  for (const [id, cfg] of Object.entries(config.controls)) {
+    check(`controls.${id}.route`, cfg.route);
+    for (const [kind, o] of Object.entries(cfg.by_kind ?? {})) check(`controls.${id}.by_kind.${kind}.route`, o.route);
+  }
+  check('alerts.default_route', config.alerts.default_route);
+  return issues;
+}
+
+/** `runbooks` entries naming a runbook that no definition and no configured owner uses. */
+function runbookIssues(config: ConfigView, controls: readonly ControlDefinition[]): ConfigIssue[] {
+  const ids = new Set<string>();
+  const add = (r: unknown) => { if (isObject(r) && typeof r.id === 'string') ids.add(r.id); };
+  for (const c of controls) { add(c.runbook); for (const o of Object.values(c.by_kind)) add(o.runbook); }
+  for (const c of Object.values(config.controls)) { add((c as { runbook?: unknown }).runbook); for (const o of Object.values(c.by_kind ?? {})) add(o.runbook); }
+  return Object.keys(config.runbooks).filter((id) => !ids.has(id))
+    .map((id) => ({ path: `runbooks.${id}`, message: `no control uses a runbook ${id}; runbooks: ${[...ids].sort().join(', ')}` }));
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Control definitions (CONTRACT §3–§4). A control is data plus SQL: `controls/rcNN/control.json`
- * (id, datasets read, difference kinds, SLA, owner, params) and `sql/rcNN/*.sql`. Every control
+ * (id, datasets read, difference kinds, SLA, owner, contact, paging route and runbook — also
+ * per difference kind — and params) and `sql/rcNN/*.sql`. Every control
  * runs the same way, so adding RC07 is a new pair of folders:
  *   prepare.sql     (optional) statements creating temp tables/views named `rcNN_…` (dropped after the control)
  *   totals.sql      rows (name, dim, value): exact control totals as text
@@ -24,6 +25,35 @@ import { loadCommonSql } from './common-sql.js';
 import { SqlNames } from './parse-tree.js';
 import { controlTableProblems } from './table-check.js';
 
+/**
+ * A runbook an operator follows for a break (the RBK rows of the reference document, copied into
+ * the definitions: the product never reads the reference at run time): its id, title, where it is
+ * written down (a repository path or a URL) and the one step to take first.
+ */
+export const RunbookSchema = z.object({
+  id: z.string().regex(/^[A-Za-z0-9_.-]{1,40}$/),
+  title: z.string().min(1),
+  link: z.string().min(1),
+  first_step: z.string().min(1),
+}).strict();
+export type Runbook = Readonly<z.infer<typeof RunbookSchema>>;
+
+/** Route names: what the configuration's `alerts.routes` are keyed by. */
+export const ROUTE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Who acts on a break and how: any of these may be set per difference kind (`by_kind`). */
+export const OwnershipFields = {
+  /** The owning team's id (what triage's --owner and `breaks list --owner` name). */
+  owner: z.string().min(1),
+  /** The team's name for people. */
+  owner_name: z.string().min(1),
+  /** How to reach the team (a channel, a rota, an address). */
+  contact: z.string().min(1),
+  /** The paging route alerts go to: a name the configuration's `alerts.routes` defines. */
+  route: z.string().regex(ROUTE_NAME),
+  runbook: RunbookSchema,
+} as const;
+
 const ControlDefinitionSchema = z.object({
   control_id: z.string().regex(/^RC[0-9]{2}$/),
   name: z.string().min(1),
@@ -31,7 +61,8 @@ const ControlDefinitionSchema = z.object({
   difference_kinds: z.array(z.string().regex(/^[A-Z_]+$/)).min(1),
   sla_s: z.number().int().nonnegative(),
   sla_s_by_kind: z.record(z.string(), z.number().int().nonnegative()).default({}),
-  owner: z.string().min(1),
+  ...OwnershipFields,
+  by_kind: z.record(z.string(), z.object(OwnershipFields).partial().strict()).default({}),
   params: z.record(z.string(), z.union([z.number(), z.string()])).default({}),
   description: z.string().optional(),
 }).strict();
@@ -108,6 +139,7 @@ function readControl(controlsDir: string, sqlDir: string, folder: string): Contr
   invariant(def.control_id.toLowerCase() === folder, `${shownPath(file)}: control_id ${def.control_id} does not match its folder`);
   for (const d of def.reads) invariant(known.has(d), `${shownPath(file)}: reads unknown dataset ${d}`);
   for (const p of ['window_start', 'window_end', 'as_of']) invariant(!(p in def.params), `${shownPath(file)}: parameter ${p} is reserved for the pipeline`);
+  for (const k of Object.keys(def.by_kind)) invariant(def.difference_kinds.includes(k), `${shownPath(file)}: by_kind names ${k}, not a difference kind of ${def.control_id}`);
   const sql: Partial<Record<SqlPart, string>> = {};
   const sqlPaths: Partial<Record<SqlPart, string>> = {};
   const sqlFiles: FileDigest[] = [];
