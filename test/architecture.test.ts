@@ -11,7 +11,7 @@ import { ROOT } from './helpers/cli.js';
 
 /** The stages in flow order; side rooms (schedule … generate) and the command line come last. */
 export const STAGES = [
-  'core', 'contract', 'store', 'signing', 'sources', 'load', 'controls', 'config', 'breaks', 'outputs', 'publish', 'run',
+  'core', 'contract', 'store', 'signing', 'sources', 'load', 'controls', 'config', 'breaks', 'outputs', 'publish', 'alerts', 'run',
   'schedule', 'report', 'evidence', 'athena', 'import', 'generate', 'console', 'cli',
 ] as const;
 

@@ -1,10 +1,12 @@
 /**
  * `reckon runs [--store DIR|s3://…] [--window START/END] [--json]`: the published runs of a store,
  * in chain order, with window, trigger, lineage, status per control and manifest digest, so that
- * run ids for `report`, `evidence pack`, `--rerun-of` and `--evidence-ref` are easy to find.
+ * run ids for `report`, `evidence pack`, `--rerun-of` and `--evidence-ref` are easy to find, and
+ * what became of each run's alerts (its delivery record, docs/alerts.md): sent, failed, unrouted.
  */
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../core/errors.js';
+import { deliveryLine, readDeliveryRecord } from '../alerts/record.js';
 import { listManifests } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import { windowForRange } from '../contract/window.js';
@@ -14,25 +16,31 @@ import type { CommandContext } from './command.js';
 
 /** Runs `reckon runs` with `argv` (after the subcommand); returns 0. */
 export async function command(argv: string[], { io }: CommandContext): Promise<number> {
-  const { values } = parse(argv, { store: { type: 'string' }, window: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' } });
-  if (values.help) { io.stdout('reckon runs [--store DIR|s3://…] [--window START/END] [--json]\n'); return 0; }
+  const { values } = parse(argv, { store: { type: 'string' }, window: { type: 'string' }, json: { type: 'boolean' } });
   const location = values.store ?? 'var/reckon';
   if (!location.startsWith('s3://') && !existsSync(localOrRemote(io, location))) throw new ConfigError(`--store ${location}: no store there`);
   const store = await openStore(localOrRemote(io, location));
   const w = values.window ? windowForRange(values.window) : undefined;
-  const rows = (await listManifests(store))
-    .filter((m) => !w || (m.manifest.window.start === w.start && m.manifest.window.end === w.end))
-    .map((m) => ({
+  const manifests = (await listManifests(store)).filter((m) => !w || (m.manifest.window.start === w.start && m.manifest.window.end === w.end));
+  const records = await Promise.all(manifests.map((m) => readDeliveryRecord(store, m.manifest.run_id)));
+  const rows = manifests
+    .map((m, i) => ({
       sequence: m.manifest.chain.sequence, run_id: m.manifest.run_id, window: m.manifest.window, trigger: m.manifest.trigger,
       parent_run_id: m.manifest.parent_run_id, reason: m.manifest.reason, started_at: m.manifest.started_at,
       statuses: Object.fromEntries(m.manifest.results.map((r) => [r.control_id, r.status])),
       results_digest: m.manifest.results_digest, manifest: { key: m.key, sha256: m.sha256 },
+      alerts: records[i] ? { mode: records[i]!.mode, counts: records[i]!.counts, record: `alerts/${m.manifest.run_id}.json`, failed: records[i]!.deliveries.filter((d) => d.status === 'failed' || d.status === 'not_attempted') } : null,
     }));
   if (values.json) printJson(io, rows);
   else if (rows.length === 0) io.stdout('no published runs\n');
   else for (const r of rows) {
     const st = Object.entries(r.statuses).map(([c, s]) => `${c}:${s}`).join(' ');
-    io.stdout(`${String(r.sequence).padStart(4)}  ${r.run_id}  [${r.window.start}, ${r.window.end})  ${r.trigger}${r.parent_run_id ? ` rerun-of ${r.parent_run_id}` : ''}  ${st}\n`);
+    const rec = records[rows.indexOf(r)];
+    io.stdout(`${String(r.sequence).padStart(4)}  ${r.run_id}  [${r.window.start}, ${r.window.end})  ${r.trigger}${r.parent_run_id ? ` rerun-of ${r.parent_run_id}` : ''}  ${st}${rec ? `  alerts: ${deliveryLine(rec)}` : ''}\n`);
+    for (const d of r.alerts?.failed ?? []) io.stdout(`        alert ${d.status.replace('_', ' ')}: ${d.event} ${d.break_id} to ${d.route} (${d.target ?? '?'}): ${d.reason ?? ''}${d.attempts.length ? `; last: ${d.attempts[d.attempts.length - 1].error ?? `HTTP ${d.attempts[d.attempts.length - 1].http_status}`}` : ''}\n`);
   }
   return 0;
 }
+
+/** The usage of `reckon runs` (`--help`). */
+export const usage = (): string => 'usage: reckon runs [--store DIR|s3://…] [--window START/END] [--json]';

@@ -17,6 +17,8 @@ import type { PlannedObject } from '../breaks/break-plan.js';
 import type { BreakOutcome, VerifiedOutcome } from '../breaks/run-breaks.js';
 import type { SignerRegistry } from '../signing/registry.js';
 import type { PipelineSigning } from '../publish/pipeline-key.js';
+import type { ProgressReporter } from '../core/progress.js';
+import type { AlertRequest } from '../alerts/deliver.js';
 import type { Engine } from '../load/engine.js';
 import type { DatasetLoad, LoadResult } from '../load/load.js';
 import type { Lease } from '../publish/lease.js';
@@ -48,6 +50,10 @@ export interface RunRequest {
   readonly faults?: FaultPoints;
   /** The environment a sources file's connections read (PG*, url_env: the driver's, not reckon's settings); default the process's. */
   readonly env?: NodeJS.ProcessEnv;
+  /** Alerts after publication (phase-alerts.ts); default off. */
+  readonly alerts?: AlertRequest;
+  /** Progress on stderr while loading and evaluating (core/progress.ts); default none. */
+  readonly progress?: ProgressReporter;
   /** When the run's time started, as the command line measured it; without it the wall time starts at runWindow. */
   readonly clock?: RunClock;
 }

@@ -10,6 +10,7 @@
  *   publish   the manifest written once: the commit point              (phase-publish.ts; published)
  *   write     outputs promoted, planned break objects written          (phase-write-breaks.ts; promoted,
  *                                                                        writing-breaks, breaks-written)
+ *   alerts    new, reopened and past-SLA breaks to their owners' routes; resolves (phase-alerts.ts)
  *
  * and, whatever happened, release (leases, DuckDB, scratch folder).
  */
@@ -18,7 +19,7 @@ import { Trigger, type ControlResult, type ManifestV1 } from '../../manifests/v1
 import type { Condition, ExitCode } from '../core/outcome.js';
 import { explainOutOfMemory } from '../load/engine.js';
 import type { ObjectStore } from '../store/object-store.js';
-import type { RunContext, RunRequest } from './context.js';
+import type { RunContext, RunRequest, SettledResults } from './context.js';
 import { settleBreaks } from './phase-breaks.js';
 import { evaluateControls } from './phase-evaluate.js';
 import { loadInputs } from './phase-load.js';
@@ -26,6 +27,10 @@ import { writeRunOutputs } from './phase-outputs.js';
 import { prepareRun, releaseRun } from './phase-prepare.js';
 import { publishRun } from './phase-publish.js';
 import { writeBreaks } from './phase-write-breaks.js';
+import { sendAlerts, type AlertOutcome } from './phase-alerts.js';
+import { BREAK_KEYS } from '../breaks/break-objects.js';
+import type { RollForward } from '../breaks/break-plan.js';
+import type { BreakOutcome, VerifiedOutcome } from '../breaks/run-breaks.js';
 
 export type { RunRequest } from './context.js';
 export type { ControlResult, ReportedDifference, Trigger } from '../../manifests/v1/schema.js';
@@ -47,6 +52,14 @@ export interface RunResult {
   readonly manifest: { path: string; sha256: string };
   readonly results_digest: string;
   readonly controls: readonly ControlResult[];
+  /** What the run did to each break: disposition, state, age and SLA (CONTRACT §5). */
+  readonly breaks: readonly BreakOutcome[];
+  /** Breaks the run verified (CONTRACT §5 automatic verification). */
+  readonly verified: readonly string[];
+  /** What became of the run's alerts; never changes its status or exit code. */
+  readonly alerts: AlertOutcome;
+  /** The sources location the run read, as given. */
+  readonly sources: string;
   readonly quarantine_count: number;
   readonly manifestDoc: ManifestV1;
 }
@@ -64,18 +77,27 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     const settled = await settleBreaks(ctx, inputs, evaluated);
     const outputs = await writeRunOutputs(ctx, inputs, settled);
     const published = await publishRun(ctx, inputs, evaluated, settled, outputs);
-    await writeBreaks(ctx, published);
+    const rolled = await writeBreaks(ctx, published);
+    const verified = landedVerifications(settled, rolled);
     ctx.logger.info(`published ${published.key} sha256 ${published.sha256}`, { phase: 'publish', manifest: published.key, status: settled.outcome.status });
+    const alerts = await sendAlerts(ctx, settled, published, verified);
     return {
       run_id: ctx.runId, ...settled.outcome, window: { start: req.window.start, end: req.window.end },
       manifest: { path: storePath(ctx.store, published.key), sha256: published.sha256 }, results_digest: settled.resultsDigest,
-      controls: settled.results, quarantine_count: inputs.loaded.quarantine.length, manifestDoc: published.manifest,
+      controls: settled.results, breaks: settled.breaks, verified: verified.map((v) => v.break_id), alerts, sources: req.sources,
+      quarantine_count: inputs.loaded.quarantine.length, manifestDoc: published.manifest,
     };
   } catch (e) {
     throw failure(ctx, e);
   } finally {
     await releaseRun(ctx);
   }
+}
+
+/** The run's automatic verifications that were written (a planned VERIFIED event superseded by another transition was not). */
+function landedVerifications(settled: SettledResults, rolled: RollForward | null): readonly VerifiedOutcome[] {
+  const superseded = new Set((rolled?.superseded ?? []).map((s) => s.key));
+  return settled.plan.verified.filter((v) => !superseded.has(BREAK_KEYS.event(v.break_id, v.event.version)));
 }
 
 /** The error to throw for `e`: DuckDB out of memory is explained (what the run was doing, what to change). */

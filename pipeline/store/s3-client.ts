@@ -12,6 +12,7 @@
  * aws-chunked framing.
  */
 import { ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { fullJitterDelay } from '../core/backoff.js';
 import { ConfigError } from '../core/errors.js';
 import { DEFAULT_SETTINGS, type RetryPolicy, type S3Endpoint } from '../core/settings.js';
 
@@ -86,11 +87,7 @@ export function isRetryable(e: unknown): boolean {
   return status === 409 || status === 429 || (status !== undefined && status >= 500);
 }
 
-/** Full-jitter delay for attempt `n` (1-based): uniform in [0, min(cap, base·2^(n−1))]. */
-export function fullJitterDelay(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** Math.min(attempt - 1, 30));
-  return Math.floor(random() * ceiling);
-}
+export { fullJitterDelay } from '../core/backoff.js';
 
 /**
  * Runs `fn` until it succeeds, a failure is not retryable, or the attempts are spent; waits a

@@ -1,0 +1,60 @@
+/**
+ * The delivery record of a run's alerts (docs/alerts.md): one write-once object per run,
+ * `alerts/<run_id>.json` in the store, written after the alerts were sent (or found unroutable,
+ * or not sent because alerts were off or only a dry run). It holds no secret: routes appear by
+ * name, format and scheme-and-host target only. `reckon runs` shows it beside each run.
+ */
+import { canonicalJson } from '../core/canonical.js';
+import type { ObjectStore } from '../store/object-store.js';
+import type { AlertMode, Delivery, DeliveryStatus } from './deliver.js';
+
+export type { AlertMode } from './deliver.js';
+
+
+/** Counts of a record's deliveries by status. */
+export type DeliveryCounts = Readonly<Record<DeliveryStatus, number>>;
+
+/** The record of one run's alerts. */
+export interface DeliveryRecord {
+  readonly schema: 'reckon.alert-delivery/v1';
+  readonly run_id: string;
+  readonly mode: AlertMode;
+  readonly recorded_at: string;
+  readonly counts: DeliveryCounts;
+  readonly deliveries: readonly Delivery[];
+}
+
+/** The store key of a run's delivery record. */
+export const deliveryRecordKey = (runId: string) => `alerts/${runId}.json`;
+
+/** Counts of `deliveries` by status. */
+export function countDeliveries(deliveries: readonly Delivery[]): DeliveryCounts {
+  const c: Record<DeliveryStatus, number> = { sent: 0, failed: 0, unrouted: 0, not_attempted: 0, dry_run: 0 };
+  for (const d of deliveries) c[d.status] += 1;
+  return c;
+}
+
+/** Builds the record of a run's deliveries. */
+export function deliveryRecord(runId: string, mode: AlertMode, deliveries: readonly Delivery[], now: Date): DeliveryRecord {
+  return { schema: 'reckon.alert-delivery/v1', run_id: runId, mode, recorded_at: now.toISOString(), counts: countDeliveries(deliveries), deliveries };
+}
+
+/** Writes the record once (a second write of the same run fails with AlreadyExistsError). */
+export async function writeDeliveryRecord(store: ObjectStore, record: DeliveryRecord): Promise<string> {
+  const key = deliveryRecordKey(record.run_id);
+  await store.putOnce(key, canonicalJson(record));
+  return key;
+}
+
+/** The record of `runId`, or undefined when the run wrote none (a run before alerts existed, or one that stopped before). */
+export async function readDeliveryRecord(store: ObjectStore, runId: string): Promise<DeliveryRecord | undefined> {
+  const body = await store.get(deliveryRecordKey(runId));
+  return body ? (JSON.parse(body.toString('utf8')) as DeliveryRecord) : undefined;
+}
+
+/** `3 sent, 1 failed, 2 unrouted` (only the statuses present), or `none` for an empty record; `off` when alerts were off. */
+export function deliveryLine(r: DeliveryRecord): string {
+  if (r.mode === 'off') return 'off';
+  const parts = (Object.entries(r.counts) as [DeliveryStatus, number][]).filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s.replace('_', ' ')}`);
+  return `${r.mode === 'dry-run' ? 'dry run: ' : ''}${parts.join(', ') || 'none to send'}`;
+}
