@@ -176,10 +176,13 @@ describe('file faults (CONTRACT §2)', () => {
     expect(datasetOf(r, 'executions').records_loaded).toBe(2);
   });
 
-  it('an empty (0-byte) file is one quarantine entry naming the file, in every format', async () => {
+  // Issue 19: a 0-byte JSON Lines file is zero records (an exporter with nothing to send), no
+  // longer a fault; every other format's empty file still is (this test listed b.jsonl before).
+  it('an empty (0-byte) file is one quarantine entry naming the file, in every format but JSON Lines', async () => {
     const r = await load(root({ 'executions/a.csv': '', 'executions/b.jsonl': '', 'executions/c.parquet': '', 'executions/d.csv.gz': '', 'executions/e.csv.gz': gzipSync(Buffer.alloc(0)) }));
-    expect(entries(r)).toEqual(['a.csv', 'b.jsonl', 'c.parquet', 'd.csv.gz'].map((f) => ({ file: `executions/${f}`, row: null, line: null, column: null, rule: 'empty_file' }))
+    expect(entries(r)).toEqual(['a.csv', 'c.parquet', 'd.csv.gz'].map((f) => ({ file: `executions/${f}`, row: null, line: null, column: null, rule: 'empty_file' }))
       .concat([{ file: 'executions/e.csv.gz', row: null, line: null, column: null, rule: 'empty_file' }]));
+    expect(ds(r, 'executions').files.find((f) => f.path === 'executions/b.jsonl')).toMatchObject({ size: 0, rows: 0, quarantined: 0 });
   });
 
   it('a header-only file is zero rows, not a fault; so is one with trailing blank lines', async () => {

@@ -16,14 +16,19 @@ import { parse } from './args.js';
 import { printJson, type CliIo } from './io.js';
 import type { CommandContext } from './command.js';
 
-const USAGE = `usage:
-  reckon athena ddl --store s3://bucket/prefix [--database reckon] [--since YYYY-MM-DD] [--json]
-  reckon athena query "SQL" --workgroup W [--output s3://bucket/results/] [--database D] [--timeout-s 300] [--json]`;
+const DDL_USAGE = 'reckon athena ddl --store s3://bucket/prefix [--database reckon] [--since YYYY-MM-DD] [--json]';
+const QUERY_USAGE = 'reckon athena query "SQL" --workgroup W [--output s3://bucket/results/] [--database D] [--timeout-s 300] [--json]';
+const USAGE = `usage:\n  ${DDL_USAGE}\n  ${QUERY_USAGE}`;
+
+/** The usage of `reckon athena …`: the subcommand's, or both. */
+export function usage(argv: string[]): string {
+  return argv[0] === 'ddl' ? `usage: ${DDL_USAGE}` : argv[0] === 'query' ? `usage: ${QUERY_USAGE}` : USAGE;
+}
 
 /** Runs `reckon athena` with `argv` (after the subcommand). Returns the exit code. */
 export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === '--help' || sub === '-h' || sub === 'help') { io.stdout(`${USAGE}\n`); return 0; }
+  if (sub === 'help') { io.stdout(`${USAGE}\n`); return 0; }
   try {
     if (sub === 'ddl') return await ddl(rest, io);
     if (sub === 'query') return await query(rest, io);

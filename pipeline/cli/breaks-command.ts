@@ -19,18 +19,27 @@ import { summarizeBreak, type BreakSummary } from '../breaks/break-summary.js';
 import { BREAK_STATES, isBreakState, type BreakState } from '../breaks/states.js';
 import { findEvidenceRun, proposalStatus, type TransitionRequest } from '../breaks/transitions.js';
 import type { KeySource } from '../signing/signing-key.js';
+import { humanDuration, humanSeconds, secondsTextToMicros } from '../core/duration.js';
+import { ownerLine } from '../config/ownership.js';
+import { shellWord } from '../core/shell.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson, type CliIo } from './io.js';
 import type { CommandContext } from './command.js';
 
-export const BREAKS_USAGE = `usage:
-  reckon breaks list [--state S[,S…]] [--control RC01[,…]] [--kind K[,…]] [--pending] [--store DIR] [--config FILE] [--json]
-  reckon breaks show BREAK_ID [--store DIR] [--config FILE] [--json]
-  reckon breaks advance BREAK_ID --to STATE --expected-version N [--key FILE] [--actor A]
+const LIST_USAGE = 'reckon breaks list [--state S[,S…]] [--control RC01[,…]] [--kind K[,…]] [--owner TEAM[,…]] [--pending] [--store DIR] [--config FILE] [--json]';
+const SHOW_USAGE = 'reckon breaks show BREAK_ID [--store DIR] [--config FILE] [--json]';
+const ADVANCE_USAGE = `reckon breaks advance BREAK_ID --to STATE --expected-version N [--key FILE] [--actor A]
         [--approver B] [--owner O] [--classification C] [--note T] [--evidence-ref R]
-        [--reason T] [--root-cause T] [--prevention T] [--store DIR] [--config FILE] [--json]
-  reckon breaks approve BREAK_ID --version N [--proposal DIGEST] [--key FILE] [--actor A] [--store DIR] [--config FILE] [--json]
-  reckon breaks withdraw BREAK_ID --version N [--proposal DIGEST] [--note T] [--key FILE] [--actor A] [--store DIR] [--config FILE] [--json]
+        [--reason T] [--root-cause T] [--prevention T] [--store DIR] [--config FILE] [--json]`;
+const APPROVE_USAGE = 'reckon breaks approve BREAK_ID --version N [--proposal DIGEST] [--key FILE] [--actor A] [--store DIR] [--config FILE] [--json]';
+const WITHDRAW_USAGE = 'reckon breaks withdraw BREAK_ID --version N [--proposal DIGEST] [--note T] [--key FILE] [--actor A] [--store DIR] [--config FILE] [--json]';
+
+export const BREAKS_USAGE = `usage:
+  ${LIST_USAGE}
+  ${SHOW_USAGE}
+  ${ADVANCE_USAGE}
+  ${APPROVE_USAGE}
+  ${WITHDRAW_USAGE}
 
 States: ${BREAK_STATES.join(' → ')} (one step at a time; a run reopens VERIFIED/CLOSED as OPEN).
 CONTAINED and CORRECTED (and CLOSED when the configuration says closed_needs_approval) are
@@ -42,13 +51,19 @@ Exit codes: 0 done, 2 usage or a refused transition, key or signature (the rule 
 break moved on first (--expected-version stale, or another approval landed), 70 internal error.
 `;
 
+/** The usage of `reckon breaks …` (`--help` anywhere): the subcommand's, or all of them. */
+export function usage(argv: string[]): string {
+  const sub = { list: LIST_USAGE, show: SHOW_USAGE, advance: ADVANCE_USAGE, approve: APPROVE_USAGE, withdraw: WITHDRAW_USAGE }[argv[0] ?? ''];
+  return sub ? `usage: ${sub}\n\n${BREAKS_USAGE.slice(BREAKS_USAGE.indexOf('States:'))}` : BREAKS_USAGE;
+}
+
 const COMMON = { store: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } } as const;
 const SIGNING = { key: { type: 'string' }, actor: { type: 'string' } } as const;
 
 /** Runs `reckon breaks …` with `argv` (after `breaks`); returns the exit code (CONTRACT §7). */
 export async function command(argv: string[], { io, settings }: CommandContext): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === '--help' || sub === '-h' || sub === 'help') { io.stdout(BREAKS_USAGE); return 0; }
+  if (sub === 'help') { io.stdout(BREAKS_USAGE); return 0; }
   switch (sub) {
     case 'list': return list(rest, io);
     case 'show': return show(rest, io);
@@ -89,13 +104,27 @@ async function acting(values: { store?: string; config?: string; key?: string },
 
 const csv = (v: string | undefined) => (v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean));
 
-async function list(argv: string[], io: CliIo): Promise<number> {
-  const { values } = parse(argv, { ...COMMON, state: { type: 'string' }, control: { type: 'string' }, kind: { type: 'string' }, pending: { type: 'boolean' } });
+/** The filters of `breaks list`, each value checked against what exists (a typo is refused, not an empty list). */
+function listFilters(values: { state?: string; control?: string; kind?: string; owner?: string }, ctx: Context) {
   const states = csv(values.state)?.map((s) => s.toUpperCase());
   for (const s of states ?? []) if (!isBreakState(s)) throw new ConfigError(`--state ${s} is not a break state; states: ${BREAK_STATES.join(', ')}`);
   const controls = csv(values.control)?.map((c) => c.toUpperCase());
-  const kinds = csv(values.kind);
+  const known = ctx.controls.map((c) => c.control_id);
+  for (const c of controls ?? []) if (!known.includes(c)) throw new ConfigError(`--control ${c} is not a control; controls: ${known.join(', ')}`);
+  const kinds = csv(values.kind)?.map((k) => k.toUpperCase());
+  const kindsOf = ctx.controls.filter((c) => !controls || controls.includes(c.control_id)).flatMap((c) => c.difference_kinds);
+  for (const k of kinds ?? []) if (!kindsOf.includes(k)) throw new ConfigError(`--kind ${k} is not a difference kind${controls ? ` of ${controls.join(', ')}` : ''}; kinds: ${kindsOf.join(', ')}`);
+  const owners = csv(values.owner);
+  return { states, controls, kinds, owners };
+}
+
+/** An owner filter matches the current owner (after triage) or the configured team (before). */
+const ownedBy = (owners: readonly string[] | undefined, s: BreakSummary) => !owners || owners.includes(s.owner ?? '') || owners.includes(s.routing?.owner ?? '');
+
+async function list(argv: string[], io: CliIo): Promise<number> {
+  const { values } = parse(argv, { ...COMMON, state: { type: 'string' }, control: { type: 'string' }, kind: { type: 'string' }, owner: { type: 'string' }, pending: { type: 'boolean' } });
   const ctx = await context(values, io);
+  const { states, controls, kinds, owners } = listFilters(values, ctx);
   // A break whose log cannot be read is named on stderr and left out; the others are listed.
   const onUnreadable = (id: string, e: Error) => io.stderr(`reckon: break ${id} is left out of the list: ${e.message}; run 'reckon manifest verify' and restore the object\n`);
   const records = (await new BreakStore(ctx.store).readAll({ onUnreadable }))
@@ -103,12 +132,14 @@ async function list(argv: string[], io: CliIo): Promise<number> {
   if (values.pending) {
     const now = new Date();
     const rows = records.flatMap((r) => r.proposals.filter((p) => proposalStatus(r, p, ctx.config.signing.proposal_max_age_s, now) === 'pending').map((p) => ({ summary: summarizeBreak(r, ctx), proposal: proposalView(r, p, ctx.config, now) })))
+      .filter((x) => ownedBy(owners, x.summary))
       .sort((a, b) => cmp(a.summary.control_id, b.summary.control_id) || cmp(a.summary.kind, b.summary.kind) || cmp(a.summary.key, b.summary.key));
     if (values.json) printJson(io, rows.map((x) => ({ ...x.summary, proposal: x.proposal })));
     else io.stdout(pendingText(rows));
     return 0;
   }
-  const summaries = records.map((r) => summarizeBreak(r, ctx)).sort((a, b) => cmp(a.control_id, b.control_id) || cmp(a.kind, b.kind) || cmp(a.key, b.key));
+  const summaries = records.map((r) => summarizeBreak(r, ctx)).filter((s) => ownedBy(owners, s))
+    .sort((a, b) => cmp(a.control_id, b.control_id) || cmp(a.kind, b.kind) || cmp(a.key, b.key));
   if (values.json) printJson(io, summaries);
   else io.stdout(listText(summaries));
   return 0;
@@ -145,7 +176,7 @@ async function show(argv: string[], io: CliIo): Promise<number> {
   const now = new Date();
   const proposals = rec.proposals.map((p) => proposalView(rec, p, ctx.config, now));
   if (values.json) printJson(io, { ...summary, head_sha256: rec.head_sha256, events: rec.events, proofs: proofViews(rec), proposals, observations: rec.observations });
-  else io.stdout(showText(summary, rec, proposals));
+  else io.stdout(showText(summary, rec, proposals, { store: ctx.store.location, unsigned: ctx.config.signing.unsigned }));
   return 0;
 }
 
@@ -251,14 +282,26 @@ function proofText(proof: string | undefined, o: { signatures: readonly { role: 
   return `signed: ${o.signatures.map((x) => `${x.role} ${x.signer} ${x.key}`).join(', ')}`;
 }
 
+const ageText = (s: BreakSummary) => {
+  const us = secondsTextToMicros(s.age_s);
+  return us === null ? '-' : humanDuration(us);
+};
+
+function slaText(s: BreakSummary): string {
+  if (s.sla_breached === null || s.sla_s === null) return '-';
+  return s.sla_breached ? `PAST>${humanSeconds(s.sla_s)}` : `ok≤${humanSeconds(s.sla_s)}`;
+}
+
 function listText(rows: readonly BreakSummary[]): string {
   if (rows.length === 0) return 'no breaks\n';
-  const head = ['BREAK_ID', 'CONTROL', 'KIND', 'KEY', 'STATE', 'V', 'OWNER', 'AGE_S', 'SLA'];
-  const body = rows.map((s) => [s.break_id, s.control_id, s.kind, s.key, s.state, String(s.version), `${s.owner ?? '-'}${s.owner_assigned ? '' : '*'}`, s.age_s ?? '-', s.sla_breached === null ? '-' : s.sla_breached ? `BREACHED>${s.sla_s}s` : `ok≤${s.sla_s}s`]);
+  const head = ['BREAK_ID', 'CONTROL', 'KIND', 'KEY', 'STATE', 'V', 'OWNER', 'AGE', 'SLA', 'RUNBOOK'];
+  const body = rows.map((s) => [s.break_id, s.control_id, s.kind, s.key, s.state, String(s.version), `${s.owner ?? '-'}${s.owner_assigned ? '' : '*'}`, ageText(s), slaText(s), s.routing?.runbook.id ?? '-']);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
-  const note = rows.some((s) => !s.owner_assigned) ? "(* owner not yet assigned by triage: the control's configured owner)\n" : '';
-  return `${[line(head), ...body.map(line)].join('\n')}\n${note}`;
+  const note = rows.some((s) => !s.owner_assigned) ? "(* owner not yet assigned by triage: the configured owner of the control and kind)\n" : '';
+  const runbooks = [...new Map(rows.flatMap((s) => (s.routing ? [[s.routing.runbook.id, s.routing.runbook] as const] : []))).values()]
+    .map((r) => `${r.id} ${r.title}: first step: ${r.first_step} (${r.link})`);
+  return `${[line(head), ...body.map(line)].join('\n')}\n${note}${runbooks.map((r) => `${r}\n`).join('')}`;
 }
 
 function pendingText(rows: readonly { summary: BreakSummary; proposal: ReturnType<typeof proposalView> }[]): string {
@@ -270,12 +313,23 @@ function pendingText(rows: readonly { summary: BreakSummary; proposal: ReturnTyp
   return `${[line(head), ...body.map(line)].join('\n')}\n`;
 }
 
-function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnType<typeof proposalView>[]): string {
+/**
+ * The command that triages an OPEN break: signed with the person's own key (--key, or
+ * RECKON_SIGNING_KEY_FILE), or naming them with --actor when the configuration is unsigned.
+ */
+function triageCommand(s: BreakSummary, opts: { store: string; unsigned: boolean }): string {
+  const who = opts.unsigned ? '--actor YOU' : '--key YOUR_KEY';
+  return `reckon breaks advance ${s.break_id} --to TRIAGED --expected-version ${s.version} ${who} --owner ${s.routing?.owner ?? 'TEAM'} --classification TIMING|DUPLICATE|MISSING|VALUE|EXTERNAL --store ${shellWord(opts.store)}`;
+}
+
+function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnType<typeof proposalView>[], opts: { store: string; unsigned: boolean }): string {
+  const r = s.routing;
   const lines = [
     `${s.break_id}  ${s.control_id} ${s.kind} ${s.key}`,
     `  state ${s.state}  version ${s.version}  owner ${s.owner ?? '-'}${s.owner_assigned ? '' : ' (not yet triaged)'}  classification ${s.classification ?? '-'}`,
+    ...(r ? [`  team ${ownerLine(r)}`, `  runbook ${r.runbook.id} ${r.runbook.title} (${r.runbook.link})`, `  first step: ${r.runbook.first_step}`] : []),
     `  window [${s.window?.start ?? '?'}, ${s.window?.end ?? '?'})  first record ${s.first_record_time ?? '-'}  as-of ${s.as_of ?? '-'}`,
-    `  age ${s.age_s ?? '-'} s  SLA ${s.sla_s ?? '-'} s  ${s.sla_breached === null ? '' : s.sla_breached ? 'BREACHED' : 'within SLA'}`,
+    `  age ${ageText(s)} (${s.age_s ?? '-'} s)  SLA ${s.sla_s === null ? '-' : `${humanSeconds(s.sla_s)} (${s.sla_s} s)`}  ${s.sla_breached === null ? '' : s.sla_breached ? 'PAST SLA' : 'within SLA'}`.trimEnd(),
     'events:',
     ...rec.stored.flatMap(({ event: e, object: o }) => [
       `  v${e.version} ${e.at} ${e.from_state ?? '-'} → ${e.to_state} by ${e.actor}  ${Object.entries(e.evidence).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')}`,
@@ -284,6 +338,7 @@ function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnT
     ...(proposals.length ? ['proposals:', ...proposals.map((p) => `  v${p.version} ${p.from_state} → ${p.to_state} by ${p.actor}, approver ${p.approver ?? '-'}, ${p.at}: ${p.status.toUpperCase()}${p.withdrawal ? ` (withdrawn by ${p.withdrawal.actor} ${p.withdrawal.at})` : ''}  ${p.sha256.slice(0, 16)}`)] : []),
     'observations:',
     ...rec.observations.map((o) => `  ${o.observed_at} ${o.run_id} [${o.window.start}, ${o.window.end}) ${o.disposition} record ${o.record_time ?? '-'} as-of ${o.as_of ?? '-'}: ${o.detail}`),
+    ...(s.state === 'OPEN' ? [`next: ${triageCommand(s, opts)}`] : []),
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -23,3 +23,9 @@ export interface CliClock {
 
 /** A subcommand: runs with its arguments (after the subcommand name) and returns the exit code. */
 export type Command = (argv: string[], ctx: CommandContext) => Promise<number>;
+
+/** A command module: its command and its usage text for `--help` (given the arguments, so a subcommand's own usage can be picked). */
+export interface CommandModule {
+  readonly command: Command;
+  readonly usage: (argv: string[]) => string;
+}

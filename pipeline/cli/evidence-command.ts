@@ -2,7 +2,8 @@
  * `reckon evidence pack|verify` (CONTRACT §7): compliance evidence packages as BagIt bags.
  *
  *   reckon evidence pack (--run RUN_ID | --break BREAK_ID | --window S/E [--control C])
- *                        --store S --out FILE.zip|DIR [--include-inputs] [--organization ORG] [--json]
+ *                        --out FILE.zip|DIR [--store S] [--include-inputs] [--organization ORG] [--json]
+ *   (--run latest: the last published run; --store defaults to ./var/reckon like every command)
  *   reckon evidence verify FILE|DIR [--json]
  *
  * Exit codes: pack 0 written; 1 the store does not match its own records (nothing written);
@@ -15,6 +16,7 @@ import { ConfigError } from '../core/errors.js';
 import { ExitCode } from '../core/outcome.js';
 import { packEvidence, type EvidenceScope } from '../evidence/pack.js';
 import { verifyEvidence } from '../evidence/verify.js';
+import { resolveRunId } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import { windowForRange } from '../contract/window.js';
 import { loadConfig, pipelineKeyPath } from '../config/config.js';
@@ -25,16 +27,22 @@ import { parse } from './args.js';
 import { localOrRemote, printJson, type CliIo } from './io.js';
 import type { CommandContext } from './command.js';
 
-const USAGE = `usage: reckon evidence pack (--run RUN_ID | --break BREAK_ID | --window START/END [--control RC01])
-                            --store DIR --out FILE.zip|DIR [--include-inputs] [--organization ORG] [--config FILE] [--json]
-       reckon evidence verify FILE.zip|DIR [--json]`;
+const PACK_USAGE = `reckon evidence pack (--run RUN_ID|latest | --break BREAK_ID | --window START/END [--control RC01])
+                     --out FILE.zip|DIR [--store DIR] [--include-inputs] [--organization ORG] [--config FILE] [--json]`;
+const VERIFY_USAGE = 'reckon evidence verify FILE.zip|DIR [--json]';
+const USAGE = `usage: ${PACK_USAGE}\n       ${VERIFY_USAGE}`;
+
+/** The usage of `reckon evidence …`: the subcommand's, or both. */
+export function usage(argv: string[]): string {
+  return argv[0] === 'pack' ? `usage: ${PACK_USAGE}` : argv[0] === 'verify' ? `usage: ${VERIFY_USAGE}` : USAGE;
+}
 
 /** Runs `reckon evidence` with `argv` (after the subcommand); returns the exit code. */
 export async function command(argv: string[], { io, settings }: CommandContext): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'pack') return pack(rest, io, settings);
   if (sub === 'verify') return verify(rest, io);
-  if (sub === '--help' || sub === '-h' || sub === 'help') { io.stdout(`${USAGE}\n`); return 0; }
+  if (sub === 'help') { io.stdout(`${USAGE}\n`); return 0; }
   throw new ConfigError(USAGE);
 }
 
@@ -46,22 +54,24 @@ async function pack(argv: string[], io: CliIo, settings: Settings): Promise<numb
   const given = [values.run, values.break, values.window].filter((v) => v !== undefined).length;
   if (given !== 1) throw new ConfigError(`exactly one of --run, --break or --window is required\n${USAGE}`);
   if (values.control !== undefined && values.window === undefined) throw new ConfigError('--control narrows --window only');
-  if (!values.store || !values.out) throw new ConfigError(`--store and --out are required\n${USAGE}`);
+  if (!values.out) throw new ConfigError(`--out is required\n${USAGE}`);
   const control = values.control?.trim().toUpperCase() ?? null;
   if (control !== null && !/^RC[0-9]{2}$/.test(control)) throw new ConfigError(`--control '${values.control}' is not a control id (RC01…)`);
-  const scope: EvidenceScope = values.run !== undefined ? { kind: 'run', runId: values.run }
-    : values.break !== undefined ? { kind: 'break', breakId: values.break }
-      : { kind: 'window', window: windowForRange(values.window!), control };
-  const location = localOrRemote(io, values.store);
+  // The same default store as every other command.
+  const location = localOrRemote(io, values.store ?? 'var/reckon');
   if (!location.startsWith('s3://')) {
     const isDir = await stat(location).then((s) => s.isDirectory(), () => false);
     if (!isDir) throw new ConfigError(`--store ${location} is not a folder`);
   }
+  const store = await openStore(location);
+  const scope: EvidenceScope = values.run !== undefined ? { kind: 'run', runId: await resolveRunId(store, values.run) }
+    : values.break !== undefined ? { kind: 'break', breakId: values.break }
+      : { kind: 'window', window: windowForRange(values.window!), control };
   const organization = values.organization ?? 'reckon';
   if (/[\r\n]/.test(organization) || organization.trim() === '') throw new ConfigError('--organization must be one non-empty line');
   const out = resolve(io.cwd, values.out);
   const pipelineKey = await packKey(values.config, io, settings);
-  const r = await packEvidence({ scope, store: await openStore(location), out, includeInputs: Boolean(values['include-inputs']), organization, pipelineKey });
+  const r = await packEvidence({ scope, store, out, includeInputs: Boolean(values['include-inputs']), organization, pipelineKey });
   if (values.json) printJson(io, { ok: true, out, kind: r.target.kind, external_identifier: r.externalIdentifier, payload_oxum: r.oxum, payload_files: r.payloadFiles, runs: r.runs, breaks: r.breaks });
   else io.stdout(`evidence ${r.externalIdentifier} written to ${out} (${r.target.kind}): ${r.runs.length} run(s), ${r.breaks.length} break(s), Payload-Oxum ${r.oxum}\n`);
   return 0;

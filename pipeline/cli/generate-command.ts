@@ -19,9 +19,8 @@ export const GENERATE_USAGE = `reckon generate --orders N --date YYYY-MM-DD --ou
 export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const { values } = parse(argv, {
     orders: { type: 'string' }, date: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
-    format: { type: 'string' }, clean: { type: 'boolean' }, 'rows-per-file': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' },
+    format: { type: 'string' }, clean: { type: 'boolean' }, 'rows-per-file': { type: 'string' }, json: { type: 'boolean' },
   });
-  if (values.help) { io.stdout(`${GENERATE_USAGE}\n`); return 0; }
   if (!values.orders || !/^[1-9][0-9]{0,8}$/.test(values.orders)) throw new ConfigError(`--orders must be a positive integer\n${GENERATE_USAGE}`);
   if (!values.date || !/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(values.date) || Number.isNaN(Date.parse(`${values.date}T00:00:00Z`))) throw new ConfigError(`--date must be a calendar date YYYY-MM-DD\n${GENERATE_USAGE}`);
   if (!values.out) throw new ConfigError(`--out DIR is required\n${GENERATE_USAGE}`);
@@ -53,3 +52,6 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   }
   return 0;
 }
+
+/** The usage of `reckon generate` (`--help`). */
+export const usage = (): string => `usage: ${GENERATE_USAGE}`;

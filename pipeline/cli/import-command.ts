@@ -21,9 +21,8 @@ export const IMPORT_USAGE = `reckon import camt053|mt940|bai2|fix FILE… --out 
 export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const { values, positionals } = parse(argv, {
     out: { type: 'string' }, 'account-map': { type: 'string' }, timezone: { type: 'string' }, cutoff: { type: 'string' },
-    'bank-id': { type: 'string' }, watermark: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean' },
+    'bank-id': { type: 'string' }, watermark: { type: 'string' }, json: { type: 'boolean' },
   }, true);
-  if (values.help) { io.stdout(`${IMPORT_USAGE}\n`); return 0; }
   const [fmt, ...files] = positionals;
   const format = (fmt === 'mt950' ? 'mt940' : fmt) as ImportFormat;
   if (!IMPORT_FORMATS.includes(format)) throw new ConfigError(`the format must be one of ${IMPORT_FORMATS.join(', ')} (mt950 is read as mt940)\n${IMPORT_USAGE}`);
@@ -59,3 +58,6 @@ function humanSummary(o: ImportOutcome): string {
   if (o.watermark) out.push(`watermarks: ${Object.entries(o.watermark).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   return `${out.join('\n')}\n`;
 }
+
+/** The usage of `reckon import` (`--help`). */
+export const usage = (): string => `usage: ${IMPORT_USAGE}`;

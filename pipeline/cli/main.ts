@@ -7,13 +7,13 @@
 import { ReckonError } from '../core/errors.js';
 import { ExitCode, exitCodeOf } from '../core/outcome.js';
 import { parseSettings } from '../core/settings.js';
-import type { Command } from './command.js';
+import type { CommandModule } from './command.js';
 import { processIo, type CliIo } from './io.js';
 
 export type { CommandContext } from './command.js';
 
 /** Subcommand → module exporting `command(argv, ctx)`. */
-const COMMANDS: Record<string, () => Promise<{ command: Command }>> = {
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   run: () => import('./run-command.js'),
   runs: () => import('./runs-command.js'),
   manifest: () => import('./manifest-command.js'),
@@ -32,17 +32,19 @@ const USAGE = `usage: reckon <command> [options]
   reckon run      (--date D | --window START/END) [--control RC01,RC03 | --all]
                   [--sources DIR|s3://…|FILE.yaml] [--store DIR|s3://…] [--config FILE]
                   [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
-                  [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]
-  reckon runs     [--store DIR] [--window START/END] [--json]      (published runs, oldest first)
+                  [--reason TEXT] [--rerun-of RUN_ID] [--no-alerts | --alerts-dry-run] [--json] [--quiet]
+  reckon runs     [--store DIR] [--window START/END] [--json]      (published runs, oldest first, with alerts)
   reckon manifest verify [--store DIR] [--run RUN_ID] [--json]
-  reckon breaks   list|show|advance …          (reckon breaks --help)
+  reckon breaks   list|show|advance …          (reckon breaks list --help, …)
   reckon generate --orders N --date D --out DIR [--seed S] [--format csv|parquet]
-  reckon schedule --plan nightly|intraday …    (reckon schedule --help)
-  reckon athena   ddl|query …                  (reckon athena --help)
-  reckon evidence pack|verify …                (reckon evidence --help)
-  reckon report   --run RUN_ID --out FILE [--store DIR]
+  reckon schedule --plan nightly|intraday …    (reckon schedule --help; --dry-run shows the windows)
+  reckon athena   ddl|query …                  (reckon athena ddl --help, …)
+  reckon evidence pack|verify …                (reckon evidence pack --help, …)
+  reckon report   --run RUN_ID|latest --out FILE [--store DIR]
   reckon import   camt053|mt940|bai2|fix FILE… --out SOURCES_DIR
   reckon console  --store DIR [--config FILE] [--key FILE] [--port N]   (the break console, a web page)
+
+Every command takes --help. --store defaults to ./var/reckon, --sources to ./sources.
 
 Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not ready,
 5 window locked by another run, 6 break transition lost, 70 internal error.
@@ -51,7 +53,7 @@ Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not
 const RUN_USAGE = `usage: reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
                   [--sources DIR|s3://…|FILE.yaml] [--store DIR|s3://…] [--config FILE]
                   [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
-                  [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]
+                  [--reason TEXT] [--rerun-of RUN_ID] [--no-alerts | --alerts-dry-run] [--json] [--quiet]
 
   --date D            the UTC day [D 00:00Z, D+1 00:00Z)
   --window S/E        a half-open UTC window of two zoned timestamps
@@ -62,8 +64,10 @@ const RUN_USAGE = `usage: reckon run (--date D | --window START/END) [--control 
   --config FILE       JSON or YAML configuration (rounding mode, SLAs, owners, control parameters)
   --trigger, --reason, --rerun-of
                       why this run (an incident rerun gives all three: incident, a reason, the run it reruns)
+  --no-alerts         send no alerts (the run's delivery record says so)
+  --alerts-dry-run    send no alerts; print what would be sent (docs/alerts.md)
   --json              one JSON object on stdout (also when the run fails)
-  --quiet             no progress lines on stderr
+  --quiet             no progress on stderr (warnings and quarantine lines still)
 
 Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not ready,
 5 window locked by another run, 6 break transition lost, 70 internal error.
@@ -90,7 +94,9 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   if (cmd === '--version' || cmd === 'version') {
     const { readFileSync } = await import('node:fs');
     const { repoPath } = await import('../core/paths.js');
-    io.stdout(`reckon ${(JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string }).version}\n`);
+    io.stdout(`reckon ${(JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string }).version} (Node ${process.version})\n`);
+    // Said here once rather than by the AWS SDK on every S3 command (bin/reckon.js).
+    if (Number(process.versions.node.split('.')[0]) < 22) io.stdout('note: the AWS SDK\'s releases after January 2027 need Node 22 or later; reckon runs on Node 20, 22 and 24\n');
     return 0;
   }
   const load = COMMANDS[cmd];
@@ -98,9 +104,11 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     io.stderr(`reckon: unknown command '${cmd}'\n${USAGE}`);
     return ExitCode.USAGE;
   }
-  if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h') && cmd === 'run') {
-    io.stdout(RUN_USAGE);
-    return 0;
+  // `--help` anywhere after the command shows that command's (or subcommand's) usage, as the README says.
+  if (rest.includes('--help') || rest.includes('-h')) {
+    const text = cmd === 'run' ? RUN_USAGE : (await load()).usage(rest.filter((a) => a !== '--help' && a !== '-h'));
+    io.stdout(text.endsWith('\n') ? text : `${text}\n`);
+    return ExitCode.CLEAN;
   }
   try {
     const settings = parseSettings(io.env);

@@ -25,8 +25,8 @@ function breakLine(c: BreakLogReport['counts']): string {
 /** Runs `reckon manifest verify` with `argv` (after the subcommand); returns 0 or 1. */
 export async function command(argv: string[], { io }: CommandContext): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === '--help' || sub === 'help' || rest.includes('--help')) { io.stdout('reckon manifest verify [--store DIR|s3://…] [--run RUN_ID] [--signers FILE | --config FILE] [--json]\n'); return 0; }
-  if (sub !== 'verify') throw new ConfigError('usage: reckon manifest verify [--store DIR] [--run RUN_ID] [--json]');
+  if (sub === 'help') { io.stdout(`${usage()}\n`); return 0; }
+  if (sub !== 'verify') throw new ConfigError(usage());
   const { values } = parse(rest, { store: { type: 'string' }, run: { type: 'string' }, signers: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } });
   const trusted = await trustedRegistry(values.signers, values.config, io.cwd);
   const location = values.store ?? 'var/reckon';
@@ -58,3 +58,6 @@ async function trustedRegistry(signers: string | undefined, config: string | und
   if (!path) throw new ConfigError(`--config ${config} names no signer registry (signing.registry) to trust`);
   return loadRegistry(path);
 }
+
+/** The usage of `reckon manifest verify` (`--help`). */
+export const usage = (): string => 'usage: reckon manifest verify [--store DIR|s3://…] [--run RUN_ID] [--signers FILE | --config FILE] [--json]';

@@ -1,14 +1,20 @@
 /** `reckon run` (CONTRACT §7): parses options, runs the window, prints the summary, returns the exit code. */
-import { loadConfig, type LoadedConfig } from '../config/config.js';
+import { resolveAlertRoutes } from '../config/alert-routes.js';
+import { loadConfig, type Config, type LoadedConfig } from '../config/config.js';
+import { ownerLine, ownershipOf } from '../config/ownership.js';
 import { configuredRegistry } from '../breaks/actions.js';
 import type { SignerRegistry } from '../signing/registry.js';
 import { pipelineSigning } from '../publish/pipeline-key.js';
-import { loadControls } from '../controls/definitions.js';
+import { loadControls, type ControlDefinition } from '../controls/definitions.js';
 import { selectControls } from '../controls/selection.js';
+import { humanDuration, humanSeconds, secondsTextToMicros } from '../core/duration.js';
 import { ConfigError } from '../core/errors.js';
 import { faultPoints } from '../core/fault.js';
-import { createLogger } from '../core/log.js';
 import { STATUS_OUTCOMES } from '../core/outcome.js';
+import { operatorOutput } from '../core/progress.js';
+import { nextSteps, type DispositionCounts, type NextSteps } from '../breaks/next-steps.js';
+import type { AlertMode } from '../alerts/record.js';
+import type { AlertRequest } from '../run/phase-alerts.js';
 import { runWindow, TRIGGERS, type RunRequest, type RunResult, type Trigger } from '../run/run-window.js';
 import { windowForDate, windowForRange } from '../contract/window.js';
 import { parse } from './args.js';
@@ -18,23 +24,45 @@ import type { CommandContext } from './command.js';
 export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
            [--sources DIR|s3://…|FILE.yaml] [--store DIR] [--config FILE]
            [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
-           [--reason TEXT] [--rerun-of RUN_ID] [--json] [--quiet]`;
+           [--reason TEXT] [--rerun-of RUN_ID] [--no-alerts | --alerts-dry-run] [--json] [--quiet]`;
 
 const OPTIONS = {
   date: { type: 'string' }, window: { type: 'string' }, control: { type: 'string' }, all: { type: 'boolean' },
   sources: { type: 'string' }, store: { type: 'string' }, config: { type: 'string' }, trigger: { type: 'string' },
   reason: { type: 'string' }, 'rerun-of': { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' },
+  'no-alerts': { type: 'boolean' }, 'alerts-dry-run': { type: 'boolean' },
 } as const;
 
 /** Runs `reckon run` with `argv` (after the subcommand). Returns the exit code of CONTRACT §7. */
 export async function command(argv: string[], ctx: CommandContext): Promise<number> {
   const { values } = parse(argv, OPTIONS);
-  const result = await runWindow(await runRequest(values, ctx));
+  const req = await runRequest(values, ctx);
+  const result = await runWindow(req);
   // Quarantine lines are the run's warnings, not progress: printed even with --quiet.
   for (const line of quarantineLines(result)) ctx.io.stderr(`${line}\n`);
-  if (values.json) printJson(ctx.io, jsonSummary(result));
-  else ctx.io.stdout(humanSummary(result));
+  const steps = runNextSteps(result, req);
+  if (values.json) printJson(ctx.io, jsonSummary(result, steps, req.config.config, req.controls.all));
+  else ctx.io.stdout(humanSummary(result, steps));
   return result.exit_code;
+}
+
+/** The next steps of a finished run (breaks/next-steps.ts) with the store and sources as the command was given them. */
+export function runNextSteps(r: RunResult, req: Pick<RunRequest, 'config' | 'controls' | 'store'>): NextSteps {
+  return nextSteps({
+    run_id: r.run_id, window: r.window, results: r.controls, breaks: r.breaks, config: req.config.config, controls: req.controls.all,
+    store: req.store, sources: r.sources,
+  });
+}
+
+/**
+ * The alert request of the options and configuration: `--no-alerts` off, `--alerts-dry-run` a
+ * dry run, else send; routes are resolved against the command's environment (their URLs and keys
+ * may live there). Throws ConfigError (exit 2) when a route's environment variable is unset.
+ */
+export function alertRequest(values: { 'no-alerts'?: boolean; 'alerts-dry-run'?: boolean }, config: Config, env: CommandContext['io']['env']): AlertRequest {
+  if (values['no-alerts'] && values['alerts-dry-run']) throw new ConfigError('--no-alerts and --alerts-dry-run exclude each other');
+  const mode: AlertMode = values['no-alerts'] ? 'off' : values['alerts-dry-run'] ? 'dry-run' : 'send';
+  return { mode, routes: mode === 'off' ? new Map() : resolveAlertRoutes(config.alerts, env) };
 }
 
 type RunValues = ReturnType<typeof parse<typeof OPTIONS>>['values'];
@@ -58,13 +86,15 @@ async function runRequest(values: RunValues, { io, settings, clock }: CommandCon
   const definitions = await loadControls();
   const config = await loadConfig(values.config, definitions, { cwd: io.cwd });
   const signers = await runRegistry(config);
+  const alerts = alertRequest(values, config.config, io.env);
+  const { logger, progress } = operatorOutput(io, { quiet: Boolean(values.quiet) });
   return {
     window, controls: selectControls(definitions, controls), config, trigger, settings, signers, pipeline: await pipelineSigning(config, settings, signers),
     sources: localOrRemote(io, values.sources ?? 'sources'),
     store: localOrRemote(io, values.store ?? 'var/reckon'),
     reason: values.reason ?? null,
     rerunOf: values['rerun-of'] ?? null,
-    logger: createLogger(io, { quiet: Boolean(values.quiet) }),
+    logger, progress, alerts,
     faults: faultPoints(settings.faultPause, (text) => io.stderr(text)),
     env: io.env,
     ...(clock ? { clock: { originMs: clock.originMs, before: { startup_ms: Math.round(clock.enteredMs - clock.originMs), command_ms: Math.round(performance.now() - clock.enteredMs) } } } : {}),
@@ -107,8 +137,10 @@ export function quarantineLines(r: RunResult): string[] {
   return lines;
 }
 
-/** The `--json` document of CONTRACT §7. */
-export function jsonSummary(r: RunResult) {
+/** The `--json` document of CONTRACT §7, with owners, ages, next steps and alerts (exact seconds as text). */
+export function jsonSummary(r: RunResult, steps: NextSteps, config: Config, definitions: readonly ControlDefinition[]) {
+  const outcomes = new Map(r.breaks.map((b) => [b.break_id, b]));
+  const defs = new Map(definitions.map((d) => [d.control_id, d]));
   return {
     run_id: r.run_id,
     status: r.status,
@@ -120,33 +152,99 @@ export function jsonSummary(r: RunResult) {
     quarantine_count: r.quarantine_count,
     break_signing: r.manifestDoc.break_log?.signing ?? null,
     manifest_signing: r.manifestDoc.manifest_signing ?? null,
-    controls: r.controls.map((c) => ({
+    controls: r.controls.map((c, i) => ({
       control_id: c.control_id, status: c.status, as_of: c.as_of, readiness: c.readiness, quarantined_datasets: c.quarantined_datasets,
       totals: c.totals,
       ...(c.large_totals ? { large_totals: c.large_totals } : {}),
-      differences: c.differences.map((d) => ({ kind: d.kind, key: d.key, detail: d.detail, break_id: d.break_id, disposition: d.disposition, record_time: d.record_time })),
+      owner: steps.controls[i]?.owner ?? null, breaks: { ...steps.controls[i]?.counts, oldest_age_s: steps.controls[i]?.oldest_age_s ?? null }, next: steps.controls[i]?.next ?? null,
+      differences: c.differences.map((d) => {
+        const b = d.break_id ? outcomes.get(d.break_id) : undefined;
+        const o = defs.has(c.control_id) ? ownershipOf(config, defs.get(c.control_id)!, d.kind) : null;
+        return {
+          kind: d.kind, key: d.key, detail: d.detail, break_id: d.break_id, disposition: d.disposition, record_time: d.record_time,
+          owner: o?.owner ?? null, runbook: o?.runbook.id ?? null, age_s: b?.age_s ?? null, sla_s: b?.sla_s ?? null, sla_breached: b?.sla_breached ?? null,
+        };
+      }),
     })),
+    owners: steps.owners,
+    next: steps.next,
+    alerts: { mode: r.alerts.mode, record: r.alerts.record, counts: r.alerts.counts, error: r.alerts.error, deliveries: r.alerts.deliveries, ...(r.alerts.mode === 'dry-run' ? { would_send: r.alerts.previews } : {}) },
   };
 }
 
-/** A per-control summary for people (stdout without --json). */
-export function humanSummary(r: RunResult): string {
+const ageOf = (s: string | null | undefined) => {
+  const us = secondsTextToMicros(s);
+  return us === null ? null : humanDuration(us);
+};
+
+/** `7 new, 2 re-observed, 1 reopened, 3 timing; 5 past SLA` (zero counts left out, `no breaks` when none). */
+function countsText(c: DispositionCounts): string {
+  const parts = ([['new', c.new], ['re-observed', c.reobserved], ['reopened', c.reopened], ['timing', c.timing], ['provisional', c.provisional]] as const)
+    .filter(([, n]) => n > 0).map(([w, n]) => `${n} ${w}`);
+  return `${parts.join(', ') || 'no breaks'}${c.past_sla ? `; ${c.past_sla} past SLA` : ''}`;
+}
+
+/** A per-control summary for people (stdout without --json), then the owners, the alerts and the next commands. */
+export function humanSummary(r: RunResult, steps: NextSteps): string {
   const lines = [`run ${r.run_id}  window [${r.window.start}, ${r.window.end})  status ${r.status}  exit ${r.exit_code}`];
   // Every condition present, highest first: the status line names only the one that wins.
   for (const c of r.conditions) lines.push(`  ${c.status.padEnd(10)} ${STATUS_OUTCOMES[c.status].meaning} (exit ${c.exit_code}): ${c.controls.join(', ')}`);
-  for (const c of r.controls) {
+  r.controls.forEach((c, i) => {
     const byKind = new Map<string, number>();
     for (const d of c.differences) byKind.set(d.kind, (byKind.get(d.kind) ?? 0) + 1);
     const kinds = [...byKind].map(([k, n]) => `${k}×${n}`).join(', ');
     lines.push(`  ${c.control_id}  ${c.status.padEnd(10)} ${String(c.differences.length).padStart(4)} difference(s)${kinds ? `  ${kinds}` : ''}`);
     if (c.status === 'NOT_READY') for (const why of c.readiness.reasons) lines.push(`        not ready: ${why}`);
     if (c.status === 'INCOMPLETE') lines.push(`        quarantined input in: ${c.quarantined_datasets.join(', ')}`);
-  }
+    const step = steps.controls[i];
+    if (step && c.differences.length) {
+      const oldest = ageOf(step.oldest_age_s);
+      lines.push(`        ${countsText(step.counts)}${oldest ? `; oldest ${oldest}` : ''}; owner ${step.owner.owner}`);
+    }
+    if (step?.next) lines.push(`        next: ${step.next}`);
+  });
   if (r.quarantine_count) lines.push(`  ${r.quarantine_count} record(s) or file(s) quarantined; see the manifest and outputs/quarantine`);
   if (r.manifestDoc.break_log?.signing.mode === 'unsigned') lines.push('  break transitions are NOT signed: the configuration says signing.unsigned: true');
   const ms = r.manifestDoc.manifest_signing;
   if (ms?.mode === 'unsigned') lines.push(`  manifest NOT signed: ${ms.reason === 'configured' ? 'the configuration says signing.unsigned: true' : 'no signer registry configured (signing.registry)'}`);
   else if (ms) lines.push(`  signed   by ${ms.signer} ${ms.key} (${ms.namespace})`);
+  lines.push(...ownerLines(steps), ...alertLines(r));
+  for (const n of steps.next) lines.push(`  next: ${n}`);
   lines.push(`  manifest ${r.manifest.path}`, `  sha256   ${r.manifest.sha256}`, `  results  ${r.results_digest}`);
   return `${lines.join('\n')}\n`;
 }
+
+/** The owners' part of the summary: per team its breaks, runbooks and first steps, and its next command. */
+function ownerLines(steps: NextSteps): string[] {
+  if (steps.owners.length === 0) return [];
+  const lines = ['  by owner:'];
+  for (const o of steps.owners) {
+    const oldest = ageOf(o.oldest_age_s);
+    lines.push(`    ${ownerLine(o)}`, `      ${o.controls.join(', ')}: ${countsText(o.counts)}${oldest ? `; oldest ${oldest}` : ''}`);
+    for (const rb of o.runbooks) lines.push(`      runbook ${rb.id} ${rb.title} (${rb.link}); first step: ${rb.first_step}`);
+    lines.push(`      next: ${o.next}`);
+  }
+  return lines;
+}
+
+/** One line on the run's alerts, and one per delivery that failed or was not attempted. */
+function alertLines(r: RunResult): string[] {
+  const a = r.alerts;
+  if (a.mode === 'off') return ['  alerts: off (--no-alerts)'];
+  const c = a.counts;
+  const total = a.deliveries.length;
+  if (total === 0 && !a.error) return ['  alerts: none to send'];
+  const parts = [c.sent && `${c.sent} sent`, c.failed && `${c.failed} failed`, c.not_attempted && `${c.not_attempted} not attempted`, c.unrouted && `${c.unrouted} unrouted`, c.dry_run && `${c.dry_run} would be sent (dry run)`].filter(Boolean);
+  const unrouted = [...new Set(a.deliveries.filter((d) => d.status === 'unrouted').map((d) => d.owner))];
+  const lines = [`  alerts: ${parts.join(', ') || 'none'}${unrouted.length ? ` (no route configured for ${unrouted.join(', ')}; see docs/alerts.md)` : ''}${a.record ? `; record ${a.record}` : ''}`];
+  if (a.error) lines.push(`    ${a.error}`);
+  for (const d of a.deliveries.filter((x) => x.status === 'failed' || x.status === 'not_attempted').slice(0, 10)) {
+    const last = d.attempts[d.attempts.length - 1];
+    lines.push(`    ${d.status} ${d.route} ${d.target ?? ''} ${d.event} ${d.break_id}: ${d.reason ?? ''}${last?.error ? ` (${last.error})` : ''}`);
+  }
+  for (const p of a.previews) lines.push(`    would send to ${p.route} (${p.format}, ${p.target}): ${JSON.stringify(p.body)}`);
+  return lines;
+}
+
+/** The usage of `reckon run` (main.ts prints its longer form for `--help`). */
+export const usage = (): string => `usage: ${RUN_USAGE}`;

@@ -1,13 +1,14 @@
 /**
  * `reckon schedule --plan nightly|intraday [--now T] [--interval 15m] [--lag 5m] [--lookback 3d]
- *  [--sources DIR] [--store DIR] [--config FILE] [--control …] [--json] [--quiet]`:
- * runs the due windows that are not yet complete (see pipeline/schedule.ts). Exit code: the
+ *  [--sources DIR] [--store DIR] [--config FILE] [--control …] [--dry-run] [--no-alerts | --alerts-dry-run] [--json] [--quiet]`:
+ * runs the due windows that are not yet complete (see pipeline/schedule/schedule.ts). Exit code: the
  * highest of the runs' exit codes (CONTRACT §7); 5 when a window was locked by another run.
+ * `--dry-run` runs nothing: it lists each due window as `would-run` or `complete` (exit 0).
  */
 import { loadConfig } from '../config/config.js';
 import { ConcurrencyError, ConfigError } from '../core/errors.js';
 import { faultPoints } from '../core/fault.js';
-import { createLogger } from '../core/log.js';
+import { operatorOutput } from '../core/progress.js';
 import { exitCodeOf, highestExitCode, type ExitCode } from '../core/outcome.js';
 import { loadControls } from '../controls/definitions.js';
 import { selectControls } from '../controls/selection.js';
@@ -18,18 +19,20 @@ import { parseTimestamp } from '../contract/values.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
 import type { CommandContext } from './command.js';
+import { alertRequest } from './run-command.js';
 
 export const SCHEDULE_USAGE = `reckon schedule --plan nightly|intraday [--now T] [--interval 15m] [--lag 5m] [--lookback 3d|1d]
-                [--sources DIR] [--store DIR] [--config FILE] [--control RC01,…] [--json] [--quiet]`;
+                [--sources DIR] [--store DIR] [--config FILE] [--control RC01,…] [--dry-run]
+                [--no-alerts | --alerts-dry-run] [--json] [--quiet]
+  --dry-run   show the due windows and whether each would run, run nothing`;
 
 /** Runs `reckon schedule` with `argv` (after the subcommand); returns the highest exit code of the runs. */
 export async function command(argv: string[], { io, settings }: CommandContext): Promise<number> {
   const { values } = parse(argv, {
     plan: { type: 'string' }, now: { type: 'string' }, interval: { type: 'string' }, lag: { type: 'string' }, lookback: { type: 'string' },
     sources: { type: 'string' }, store: { type: 'string' }, config: { type: 'string' }, control: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' },
-    help: { type: 'boolean' },
+    'dry-run': { type: 'boolean' }, 'no-alerts': { type: 'boolean' }, 'alerts-dry-run': { type: 'boolean' },
   });
-  if (values.help) { io.stdout(`${SCHEDULE_USAGE}\n`); return 0; }
   const plan = values.plan as Plan;
   if (plan !== 'nightly' && plan !== 'intraday') throw new ConfigError(`--plan must be nightly or intraday\n${SCHEDULE_USAGE}`);
   let nowUs: bigint;
@@ -48,16 +51,19 @@ export async function command(argv: string[], { io, settings }: CommandContext):
   const sources = localOrRemote(io, values.sources ?? 'sources');
   const storeLocation = localOrRemote(io, values.store ?? 'var/reckon');
   const store = await openStore(storeLocation, settings.s3);
-  const logger = createLogger(io, { quiet: Boolean(values.quiet) });
+  const { logger, progress } = operatorOutput(io, { quiet: Boolean(values.quiet) });
+  const alerts = alertRequest(values, config.config, io.env);
   const faults = faultPoints(settings.faultPause, (text) => io.stderr(text));
+  const trigger = plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday';
   const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode }[] = [];
   for (const w of dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs })) {
-    const done = await completedRun(store, w, controls, { config: config.sha256 });
+    const done = await completedRun(store, w, controls, { config: config.sha256, sources });
     if (done) { report.push({ start: w.start, end: w.end, action: 'complete', run_id: done, status: null, exit_code: 0 }); continue; }
+    if (values['dry-run']) { report.push({ start: w.start, end: w.end, action: 'would-run', run_id: null, status: null, exit_code: 0 }); continue; }
     try {
       const r = await runWindow({
-        window: w, controls: selection, sources, store: storeLocation, config, trigger: plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday',
-        reason: null, rerunOf: null, settings, logger, faults, env: io.env,
+        window: w, controls: selection, sources, store: storeLocation, config, trigger,
+        reason: null, rerunOf: null, settings, logger, progress, alerts, faults, env: io.env,
       });
       report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code });
     } catch (e) {
@@ -67,10 +73,14 @@ export async function command(argv: string[], { io, settings }: CommandContext):
     }
   }
   const exit = highestExitCode(report.map((r) => r.exit_code));
-  if (values.json) printJson(io, { plan, now: new Date(Number(nowUs / 1000n)).toISOString(), windows: report, exit_code: exit });
+  if (values.json) printJson(io, { plan, now: new Date(Number(nowUs / 1000n)).toISOString(), dry_run: Boolean(values['dry-run']), sources, windows: report, exit_code: exit });
   else {
-    for (const r of report) io.stdout(`${`[${r.start}, ${r.end})  ${r.action.padEnd(8)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n`);
+    for (const r of report) io.stdout(`${`[${r.start}, ${r.end})  ${r.action.padEnd(9)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n`);
     if (report.length === 0) io.stdout('no window is due\n');
+    if (values['dry-run'] && report.length) io.stdout(`dry run: nothing was run; a window is complete only for a ${trigger} run of ${sources} with this code and configuration\n`);
   }
   return exit;
 }
+
+/** The usage of `reckon schedule` (`--help`). */
+export const usage = (): string => `usage: ${SCHEDULE_USAGE}`;

@@ -23,10 +23,13 @@ export interface LogSink {
   readonly stderrFd?: number;
 }
 
-/** Creates the run logger on `sink`: TTY progress, JSON lines (pino), or quiet (`quiet`: warnings only). */
-export function createLogger(sink: LogSink, opts: { quiet?: boolean; json?: boolean; base?: Record<string, unknown> } = {}): RunLogger {
+/**
+ * Creates the run logger on `sink`: TTY progress, JSON lines (pino), or quiet (`quiet`: warnings
+ * only). On a terminal, `line` is the live progress line (core/progress.ts) log lines go above.
+ */
+export function createLogger(sink: LogSink, opts: { quiet?: boolean; json?: boolean; base?: Record<string, unknown>; line?: { write(text: string): void } } = {}): RunLogger {
   const tty = sink.stderrIsTTY && !opts.json;
-  if (tty) return ttyLogger(sink, opts.quiet ?? false, opts.base ?? {});
+  if (tty) return ttyLogger(opts.line ? { stderr: (t) => opts.line!.write(t) } : sink, opts.quiet ?? false, opts.base ?? {});
   const destination = sink.stderrFd !== undefined ? pino.destination({ fd: sink.stderrFd, sync: true }) : { write: (line: string) => sink.stderr(line) };
   const p = pino({ level: opts.quiet ? 'warn' : 'info', base: opts.base ?? {}, timestamp: pino.stdTimeFunctions.isoTime }, destination);
   const wrap = (l: pino.Logger): RunLogger => ({
@@ -37,7 +40,7 @@ export function createLogger(sink: LogSink, opts: { quiet?: boolean; json?: bool
   return wrap(p);
 }
 
-function ttyLogger(sink: LogSink, quiet: boolean, base: Record<string, unknown>): RunLogger {
+function ttyLogger(sink: Pick<LogSink, 'stderr'>, quiet: boolean, base: Record<string, unknown>): RunLogger {
   const prefix = (f: Record<string, unknown>) => (f.control ? `${f.control} ` : '');
   const make = (ctx: Record<string, unknown>): RunLogger => ({
     info: (msg, f) => { if (!quiet) sink.stderr(`reckon: ${prefix({ ...ctx, ...f })}${msg}\n`); },

@@ -161,9 +161,9 @@ export async function runImport(req: ImportRequest): Promise<ImportOutcome> {
     const joined = joinPages(results.flatMap((r) => r.statements));
     for (const [i, cs] of joined.checks) for (const c of cs) addCheck(i, c);
     for (const [i, fs] of joined.findings) for (const f of fs) addFinding(i, f);
-    const settingErrors: string[] = [];
+    const settingErrors: SettingError[] = [];
     const finals = joined.statements.map((st) => finalize(st, req, files, settingErrors, errors, addFinding));
-    if (settingErrors.length) throw new ConfigError(`nothing imported:\n  ${[...new Set(settingErrors)].join('\n  ')}`);
+    if (settingErrors.length) throw new ConfigError(`nothing imported:\n  ${settingErrorLines(settingErrors).join('\n  ')}`);
     if (errors.length) throw new InputError({ message: `nothing imported:\n  ${[...new Set(errors)].join('\n  ')}` });
     assignSequences(finals);
     chainChecks(finals, addCheck);
@@ -230,8 +230,25 @@ export async function runImport(req: ImportRequest): Promise<ImportOutcome> {
   return { exit_code: anyMismatch ? ExitCode.MISMATCH : ExitCode.CLEAN, out: req.out, files: summaries, outputs, watermark };
 }
 
+/** A setting an import lacks for one statement: the file, the statement, and what to give. */
+interface SettingError { readonly file: string; readonly statement: string; readonly problem: string }
+
+/**
+ * One line per file and missing setting, however many statements lack it (a file of 20 statements
+ * without a bank is one line with a count, not 20): `f.sta: 20 statements (S-1 … S-20): …`.
+ */
+function settingErrorLines(errors: readonly SettingError[]): string[] {
+  const groups = new Map<string, SettingError[]>();
+  for (const e of errors) groups.set(`${e.file}\u0000${e.problem}`, [...(groups.get(`${e.file}\u0000${e.problem}`) ?? []), e]);
+  return [...groups.values()].map((g) => {
+    const ids = [...new Set(g.map((e) => e.statement))];
+    const which = ids.length === 1 ? `statement ${ids[0]}` : `${ids.length} statements (${ids.length <= 3 ? ids.join(', ') : `${ids[0]} … ${ids[ids.length - 1]}`})`;
+    return `${g[0].file}: ${which}: ${g[0].problem}`;
+  });
+}
+
 /** Maps one joined statement to our account, bank, calendar and line rows; records missing settings and bad ids. */
-function finalize(st: ParsedStatement, req: ImportRequest, files: ProviderFile[], settingErrors: string[], errors: string[], addFinding: (i: number, f: Finding) => void): FinalStatement {
+function finalize(st: ParsedStatement, req: ImportRequest, files: ProviderFile[], settingErrors: SettingError[], errors: string[], addFinding: (i: number, f: Finding) => void): FinalStatement {
   const file = files[st.fileIndex];
   const entry = lookupAccount(req.accountMap, st.providerAccount, st.currency);
   const unwritten = [...st.unwritable];
@@ -242,8 +259,9 @@ function finalize(st: ParsedStatement, req: ImportRequest, files: ProviderFile[]
   const writable = unwritten.length === 0;
   const label = `${file.name}: statement ${st.statementId ?? '(no id)'} (account ${st.providerAccount ?? '?'})`;
   if (writable) {
-    if (!timezone || !cutoff) settingErrors.push(`${label}: no statement timezone and cutoff; give --timezone and --cutoff or an account map entry`);
-    if (!bankId) settingErrors.push(`${label}: the file names no bank for this account; give --bank-id or bank_id in the account map`);
+    const statement = `${st.statementId ?? '(no id)'} (account ${st.providerAccount ?? '?'})`;
+    if (!timezone || !cutoff) settingErrors.push({ file: file.name, statement, problem: 'no statement timezone and cutoff; give --timezone and --cutoff or an account map entry' });
+    if (!bankId) settingErrors.push({ file: file.name, statement, problem: 'the file names no bank for this account; give --bank-id or bank_id in the account map' });
   }
   let businessDate = st.businessDate;
   if (businessDate === null && st.closing?.dateTime && timezone) businessDate = localDateOf(st.closing.dateTime, timezone);

@@ -27,7 +27,7 @@ import { dropRelation, finishViewDataset, registerViewFile, resetViewTables, typ
 import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from '../contract/local-time.js';
 import { notionalMinor } from '../contract/money.js';
 import { CsvShapeScan, type CsvShape } from '../sources/csv-fast.js';
-import { listDatasetFolder, readRegularFile, SIDE_FILE_MAX_BYTES, type DatasetFolder, type SideFile } from '../sources/files.js';
+import { emptyFileFault, listDatasetFolder, readRegularFile, SIDE_FILE_MAX_BYTES, type DatasetFolder, type SideFile } from '../sources/files.js';
 import { datasetRoot, type DatasetFault, type DatasetRoots } from '../sources/locate.js';
 import { ident } from '../core/sql-text.js';
 import { hashFile, sha256Hex } from '../core/digest.js';
@@ -170,7 +170,25 @@ export interface LoadOptions {
    * loads of the same bytes under the same code and rules (default none: every file is checked).
    */
   readonly cache?: DeliveryCacheConfig;
+  /** Called as loading goes (for progress on stderr): see LoadProgress. */
+  readonly onProgress?: (p: LoadProgress) => void;
 }
+
+/**
+ * Where a load is: a dataset started (`start`), records read so far (`records`: every
+ * PROGRESS_RECORDS records read by the JavaScript reader, and after each file), a dataset done
+ * (`done`, with its quarantine count). `records_read` counts the dataset's records so far.
+ */
+export interface LoadProgress {
+  readonly stage: 'start' | 'records' | 'done';
+  readonly dataset: string;
+  readonly files: number;
+  readonly records_read: number;
+  readonly quarantined: number;
+}
+
+/** How often the JavaScript reader reports records read. */
+export const PROGRESS_RECORDS = 50_000;
 
 /**
  * How one file was loaded: `fast` (SQL inserted `sqlRecords` records; the others went through the
@@ -435,6 +453,8 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
       ignored_files: folder.ignored.slice(0, IGNORED_FILES_LISTED), ignored_files_count: folder.ignored.length, control_files: [],
     };
     const qBefore = quarantine.length;
+    const progress = (stage: LoadProgress['stage']) => options.onProgress?.({ stage, dataset: spec.name, files: folder.files.length, records_read: load.records_read, quarantined: quarantine.length - qBefore });
+    progress('start');
     const viewFiles: ViewFile[] = [];
     const viewable = views && derivedColumns(spec).length === 0;
     const ctx: RowContext = { spec, config, cutoffs, touched: new Map() };
@@ -477,6 +497,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
         if (file.format === 'parquet') fileEntries.sort((a, b) => (a.row ?? Number.MAX_SAFE_INTEGER) - (b.row ?? Number.MAX_SAFE_INTEGER));
         // One by one: a spread of a million entries would overflow the call stack.
         for (const e of fileEntries) quarantine.push(e);
+        progress('records');
       }
       if (keep) await cache!.keep(keep.key, keep.parts, checkedFile(keep, fl, fileEntries, fileExtra, ctx.touched), keep.files);
 
@@ -506,7 +527,8 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           return;
         }
         if (fl.size === 0) {
-          q({ row: null, line: null, column: null, rule: 'empty_file', message: `${file.relPath} is empty (0 bytes): a delivery with no records is a header-only CSV file`, raw: '' });
+          const fault = emptyFileFault(file);
+          if (fault) q({ row: null, line: null, column: null, rule: fault.rule, message: fault.message, raw: '' });
           return;
         }
         let events: AsyncGenerator<ReadEvent> | undefined;
@@ -643,6 +665,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           if (bad >= limits.max_file_quarantined) return stopAt(ev, 'file_too_many_quarantined', `${bad} records of the file are quarantined, the most kept for one file (limits.max_file_quarantined)`);
           load.records_read += 1;
           fl.rows += 1;
+          if (load.records_read % PROGRESS_RECORDS === 0) progress('records');
           const reject = (column: string | null, rule: string, message: string) => { bad += 1; q({ row: ev.row, line: ev.line, column, rule, message, raw: ev.raw }); };
           if (ev.type === 'record_error') { reject(ev.column ?? null, ev.rule, ev.message); continue; }
           if (duplicated.length) { reject(duplicated[0], 'header_duplicate_column', `the header names column(s) ${duplicated.join(', ')} more than once`); continue; }
@@ -685,6 +708,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
         load.quarantined += 1;
       }
     }
+    progress('done');
     loads.push(load);
   }
   await dropFastTables(conn);

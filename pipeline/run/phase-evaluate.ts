@@ -12,6 +12,7 @@ import type { ControlDefinition } from '../controls/definitions.js';
 import { evaluateControl, type RawDifference } from '../controls/evaluation.js';
 import { LARGE_TOTALS_TABLE } from '../controls/totals.js';
 import { ConfigError } from '../core/errors.js';
+import { silentProgress } from '../core/progress.js';
 import { formatMicros } from '../contract/values.js';
 import type { Window } from '../contract/window.js';
 import { checkViewFiles, type DatasetLoad } from '../load/load.js';
@@ -40,8 +41,9 @@ async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDe
   const cfg = req.config.config.controls[def.control_id] ?? {};
   const asOfMicros = asOf(def, inputs.loads);
   ctx.progress.doing = `evaluating ${def.control_id}`;
+  const task = (req.progress ?? silentProgress).begin('evaluate', def.control_id, ctx.logger);
   await setVariables(inputs.conn, { ...def.params, ...(cfg.params ?? {}), window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros });
-  const ev = await evaluateControl(inputs.conn, def, { inlineTotalKeys: req.settings.inlineTotalKeys });
+  const ev = await evaluateControl(inputs.conn, def, { inlineTotalKeys: req.settings.inlineTotalKeys }).finally(() => task.done());
   if (ev.wide) notes.push(`${def.control_id}: a sum of minor units passed DECIMAL(38) on the fast path; its totals and differences were computed exactly with DuckDB BIGNUM (variable-width integers)`);
   const diffs = ev.differences.map((d) => ({ ...d, record_time: d.record_time_us === null ? null : formatMicros(BigInt(d.record_time_us)), timing: isTiming(ctx, def, d) }));
   const { status, quarantined, reasons } = statusOf(def, inputs.loads, req.window, ev.readiness, diffs.some((d) => !d.timing));
@@ -111,8 +113,11 @@ function statusOf(def: ControlDefinition, loads: ReadonlyMap<string, DatasetLoad
   const quarantined = def.reads.filter((d) => (loads.get(d)?.quarantined ?? 0) > 0);
   const reasons = [...readinessReasons];
   for (const d of def.reads) {
-    const wm = loads.get(d)!.watermark;
-    if (wm.micros === null) reasons.unshift(`${d} has no watermark`);
+    const load = loads.get(d)!;
+    const wm = load.watermark;
+    // A folder that is not there is a delivery that did not arrive: say so, not "no watermark".
+    if (!load.present) reasons.unshift(`${d}: the dataset folder ${d}/ is missing from the sources (an empty dataset without a watermark, CONTRACT §2)`);
+    else if (wm.micros === null) reasons.unshift(`${d} has no watermark`);
     else if (wm.micros < w.endMicros) reasons.unshift(`${d} watermark ${wm.value} (${wm.source}) is before the window end ${w.end}`);
   }
   const status: ControlStatus = quarantined.length ? 'INCOMPLETE' : reasons.length ? 'NOT_READY' : hasOpenDifferences ? 'BREAKS' : 'CLEAN';

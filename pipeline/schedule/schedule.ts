@@ -4,11 +4,14 @@
  * - nightly: whole UTC days [D 00:00Z, D+1 00:00Z) whose end + lag ≤ now, within the lookback;
  * - intraday: a fixed UTC grid of `interval` (aligned to the epoch, so 00:00, 00:15, …), windows
  *   whose end + lag ≤ now, within the lookback.
- * A window is complete when a published manifest of the same window covers the plan's controls,
- * with the same code and configuration fingerprints, and no control in a status the schedule runs
- * again (NOT_READY; core/outcome.ts `rerunBySchedule`); complete windows are
- * never run again by the schedule, even when later extracts change the source folder (a correction
- * of a closed window is an incident rerun: `reckon run --trigger incident --rerun-of RUN --reason …`).
+ * A window is complete when a published manifest of the same window is a scheduled run
+ * (`scheduled-nightly` or `scheduled-intraday`) of the same sources location, covers the plan's
+ * controls with the same code and configuration fingerprints, and has no control in a status the
+ * schedule runs again (NOT_READY; core/outcome.ts `rerunBySchedule`). So an incident rerun, a
+ * manual run, or any run on another sources folder into the same store never makes the schedule
+ * skip its window (issue 19). Complete windows are never run again by the schedule, even when
+ * later extracts change the source folder (a correction of a closed window is an incident rerun:
+ * `reckon run --trigger incident --rerun-of RUN --reason …`).
  * NOT_READY windows run again on the next call (catch-up). The inputs fingerprint is still
  * recorded in every manifest, so an auditor can tell which runs saw the same inputs.
  */
@@ -59,12 +62,23 @@ export async function currentInputsFingerprint(root: string): Promise<string> {
   return inputsFingerprint(objects);
 }
 
-/** Whether a window already has a complete run for these controls, inputs, code and configuration. */
-export async function completedRun(store: ObjectStore, w: Window, controls: readonly string[], fp: { config: string }): Promise<string | undefined> {
+/** The triggers of the schedule's own runs: only these complete a window. */
+const SCHEDULED_TRIGGERS: readonly string[] = ['scheduled-nightly', 'scheduled-intraday'];
+
+/** A sources location compared as the same place: an `s3://` URL or a path without trailing slashes. */
+const sameLocation = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+
+/**
+ * The run that already completed a window for the schedule's job (see the module comment): the
+ * latest scheduled run of `fp.sources` over `controls` with this code and configuration `fp.config`
+ * and no control the schedule runs again; undefined when there is none.
+ */
+export async function completedRun(store: ObjectStore, w: Window, controls: readonly string[], fp: { config: string; sources: string }): Promise<string | undefined> {
   const code = await codeFingerprint();
   for (const m of (await listManifests(store)).reverse()) {
     const doc = m.manifest;
     if (doc.window.start !== w.start || doc.window.end !== w.end) continue;
+    if (!SCHEDULED_TRIGGERS.includes(doc.trigger) || !sameLocation(doc.sources.location, fp.sources)) continue;
     if (!controls.every((c) => doc.controls.includes(c))) continue;
     const f = doc.fingerprints;
     if (!f || f.code_sha256 !== code || f.config_sha256 !== fp.config) continue;

@@ -61,6 +61,19 @@ export interface DatasetFolder {
   readonly refused?: Refusal;
 }
 
+/**
+ * What a file of 0 bytes is (issue 19, docs/input-rules.md): a JSON Lines file of 0 bytes holds
+ * zero records (an exporter with nothing to send writes an empty `.jsonl`), so it is no fault;
+ * any other empty file is one — a CSV without its header row cannot be told from a truncated
+ * transfer, and a 0-byte `.gz` or Parquet file is not a file of its format at all. Returns the
+ * refusal to quarantine the file with, or null when it is simply empty.
+ */
+export function emptyFileFault(file: Pick<SourceFile, 'relPath' | 'format' | 'gzip'>): Refusal | null {
+  if (file.format === 'jsonl' && !file.gzip) return null;
+  const why = file.format === 'csv' && !file.gzip ? 'a delivery with no records is a header-only CSV file' : `a 0-byte ${file.format}${file.gzip ? '.gz' : ''} file is not a ${file.gzip ? 'gzip' : file.format} file`;
+  return { rule: 'empty_file', message: `${file.relPath} is empty (0 bytes): ${why}` };
+}
+
 function formatOf(name: string): { format: FileFormat; gzip: boolean } | undefined {
   const m = /\.(csv|jsonl|parquet)(\.gz)?$/.exec(name);
   if (!m) return undefined;

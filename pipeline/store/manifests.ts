@@ -4,6 +4,7 @@
  * publish/verify-chain.ts.
  */
 import { sha256Hex } from '../core/digest.js';
+import { ConfigError } from '../core/errors.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
 import type { ObjectStore } from './object-store.js';
 
@@ -43,4 +44,16 @@ export async function listManifests(store: ObjectStore, known: readonly { key: s
     out.push({ key, sha256: sha256Hex(bytes), manifest: parseManifest(JSON.parse(bytes.toString('utf8'))) });
   }
   return out;
+}
+
+/**
+ * The run id a command line's `--run` names: `latest` is the run of the chain head (the last
+ * published manifest), anything else is itself. Throws ConfigError when `latest` is asked of a
+ * store with no published run.
+ */
+export async function resolveRunId(store: ObjectStore, run: string): Promise<string> {
+  if (run !== 'latest') return run;
+  const head = await chainHead(store);
+  if (!head.key) throw new ConfigError(`--run latest: the store ${store.location} has no published run yet`);
+  return /^manifests\/[0-9]{8}-(.+)\.json$/.exec(head.key)![1];
 }
