@@ -13,7 +13,7 @@ import type { AlertsConfig } from '../config/alerts-config.js';
 import type { ResolvedRoute } from '../config/alert-routes.js';
 import type { Config } from '../config/config.js';
 import { ownershipOf, type Ownership } from '../config/ownership.js';
-import type { ControlDefinition } from '../controls/controls.js';
+import type { ControlDefinition } from '../controls/definitions.js';
 import { secondsTextToMicros } from '../core/duration.js';
 import { parseTimestamp } from '../contract/values.js';
 import type { BreakObservation } from '../breaks/break-store.js';

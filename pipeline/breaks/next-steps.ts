@@ -8,7 +8,7 @@
 import type { ControlResult, Disposition } from '../../manifests/v1/schema.js';
 import type { Config } from '../config/config.js';
 import { ownershipOf, type Ownership } from '../config/ownership.js';
-import type { ControlDefinition, Runbook } from '../controls/controls.js';
+import type { ControlDefinition, Runbook } from '../controls/definitions.js';
 import { secondsTextToMicros } from '../core/duration.js';
 import { reckonCommand } from '../core/shell.js';
 
