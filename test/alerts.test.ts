@@ -1,0 +1,239 @@
+/**
+ * Alerts (issue 19, docs/alerts.md) against real HTTP receivers on loopback (node:http, started
+ * here): one delivery per new break, none for a re-observed one within its SLA, a resolve for a
+ * VERIFIED one (PagerDuty Events v2, dedup key = break id); a receiver that fails (500) or hangs
+ * never changes the run's exit code, is retried within its bounds and recorded once per run; the
+ * Slack, Alertmanager and webhook formats; --no-alerts and --alerts-dry-run; no secret (the route
+ * URL's path, the routing key) in anything printed or stored. Runs are in process (reckonIn).
+ */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, reckonIn, scratchDir } from './helpers/cli.js';
+import { startReceiver, type Receiver } from './helpers/http-receiver.js';
+import { ID, WINDOW, rc06Sources } from './breaks-fixture.js';
+import { planAlerts } from '../pipeline/alerts/plan.js';
+import { AlertsConfig } from '../pipeline/config/alerts-config.js';
+import { defaultConfig } from '../pipeline/config/config.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
+import { breakId } from '../pipeline/breaks/break-id.js';
+
+const ROUTING_KEY = 'pd-routing-key-0123456789abcdef';
+const SECRET_PATH = 'services/T0SECRET/B0SECRET/xoxsecret';
+const ENV = { PD_KEY: ROUTING_KEY };
+
+/** Every file under `dir`, concatenated (to prove no secret was stored). */
+function storeText(dir: string): string {
+  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.parquet') ? [] : [readFileSync(join(d, e.name), 'latin1')]));
+  return walk(dir).join('\n');
+}
+
+/**
+ * A configuration routing RC06 to a PagerDuty route on `receiver`. Against a receiver that fails
+ * or hangs the bounds are short, so the test is quick; against one that answers they are long (the
+ * receiver shares this process's event loop with the run, which a loaded machine can stall).
+ */
+function pagerdutyConfig(dir: string, receiver: Receiver, slaS = 7 * 86_400): string {
+  const short = receiver.mode !== 'ok';
+  const path = join(dir, `alerts-${Math.random().toString(16).slice(2)}.json`);
+  writeFileSync(path, JSON.stringify({
+    controls: { RC06: { route: 'pd', sla_s_by_kind: { NOTICE_UNDELIVERED: slaS } } },
+    alerts: {
+      routes: { pd: { format: 'pagerduty', url: `${receiver.url}/${SECRET_PATH}`, routing_key_env: 'PD_KEY' } },
+      attempts: 3, backoff_base_ms: 5, backoff_cap_ms: 20, timeout_ms: short ? 300 : 20_000, deadline_ms: short ? 4_000 : 60_000,
+    },
+  }));
+  return path;
+}
+
+describe('alerts to a PagerDuty receiver', () => {
+  const tmp = scratchDir('reckon-alerts-');
+  let receiver: Receiver;
+  beforeAll(async () => { receiver = await startReceiver('ok'); });
+  afterAll(async () => { await receiver.close(); tmp.cleanup(); });
+
+  it('sends one trigger per new break, none for a re-observed one within its SLA, a resolve when VERIFIED', async () => {
+    const src = rc06Sources(join(tmp.dir, 'a'));
+    const store = join(tmp.dir, 'a', 'store');
+    const config = pagerdutyConfig(tmp.dir, receiver);
+    const run = () => reckonIn(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', config, '--json', '--quiet'], { env: ENV });
+    const advance = (to: string, v: number, ...args: string[]) => reckonIn(['breaks', 'advance', ID, '--to', to, '--expected-version', String(v), '--store', store, '--config', config, ...args], { env: ENV });
+
+    const first = await run();
+    expect(first.code).toBe(1);
+    expect(receiver.requests.map((q) => q.body), first.stderr).toHaveLength(1);
+    const [trigger] = receiver.requests;
+    expect([trigger.method, trigger.path, trigger.headers['content-type']]).toEqual(['POST', `/${SECRET_PATH}`, 'application/json']);
+    expect(trigger.body).toMatchObject({
+      routing_key: ROUTING_KEY, event_action: 'trigger', dedup_key: ID,
+      payload: { source: 'reckon', severity: 'error', component: 'RC06', group: 'notification-owner', class: 'NOTICE_UNDELIVERED' },
+    });
+    expect(trigger.body.payload.summary).toBe('RC06 NOTICE_UNDELIVERED INT-2: new break (age 14h04m, within SLA 7d00h)');
+    expect(trigger.body.payload.custom_details.runbook).toMatchObject({ id: 'RBK06', first_step: 'Do not repeat effect; open circuit for optional requests; preserve intent and block conflict' });
+    expect(first.json.alerts).toMatchObject({ mode: 'send', record: `alerts/${first.json.run_id}.json`, counts: { sent: 1, failed: 0, unrouted: 0 } });
+    expect(first.json.alerts.deliveries[0]).toMatchObject({ event: 'opened', break_id: ID, route: 'pd', format: 'pagerduty', target: `${receiver.url}/…`, status: 'sent' });
+
+    const second = await run();
+    expect([second.code, second.json.controls[0].differences[0].disposition, second.json.controls[0].differences[0].sla_breached]).toEqual([1, 'REOBSERVED', false]);
+    expect(receiver.requests).toHaveLength(1);
+    expect(second.json.alerts.counts.sent).toBe(0);
+
+    expect((await advance('TRIAGED', 1, '--actor', 'tom', '--owner', 'olivia', '--classification', 'MISSING')).code).toBe(0);
+    expect((await advance('CONTAINED', 2, '--actor', 'olivia', '--approver', 'amy')).code).toBe(0);
+    expect((await advance('CORRECTED', 3, '--actor', 'olivia', '--approver', 'amy', '--evidence-ref', 'RCP-2 resent')).code).toBe(0);
+    src.fix();
+    const third = await run();
+    expect(third.code).toBe(0);
+    expect(receiver.requests).toHaveLength(2);
+    expect(receiver.requests[1].body).toEqual({ routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key: ID });
+    expect(third.json.alerts.deliveries).toEqual([expect.objectContaining({ event: 'resolved', break_id: ID, status: 'sent' })]);
+
+    // `reckon runs` shows each run's alerts; nothing printed or stored holds a secret.
+    const runs = await reckonIn(['runs', '--store', store]);
+    expect(runs.stdout.split('\n').filter(Boolean).map((l) => l.replace(/^.*alerts: /, ''))).toEqual(['1 sent', 'none to send', '1 sent']);
+    for (const text of [first.stdout, first.stderr, second.stdout, third.stdout, runs.stdout, storeText(store)]) {
+      expect(text).not.toContain(ROUTING_KEY);
+      expect(text).not.toContain('T0SECRET');
+    }
+  });
+
+  it('a re-observed break is alerted once when its age crosses the SLA, not again after', async () => {
+    // A half-day window first (as-of 12:05: INT-2 is 2h05m old, within a 3 h SLA), then the whole
+    // day (as-of 00:05 next day: 14h04m, past it), then the whole day again.
+    const src = rc06Sources(join(tmp.dir, 'b'), '2026-11-02T12:05:00Z');
+    const store = join(tmp.dir, 'b', 'store');
+    const config = pagerdutyConfig(tmp.dir, receiver, 10_800);
+    const run = (window: string) => reckonIn(['run', '--control', 'RC06', '--window', window, '--sources', src.dir, '--store', store, '--config', config, '--json', '--quiet'], { env: ENV });
+    const before = receiver.requests.length;
+    const half = await run('2026-11-02T00:00:00Z/2026-11-02T12:00:00Z');
+    expect(half.json.controls[0].differences[0]).toMatchObject({ key: 'INT-2', disposition: 'OPENED', sla_breached: false });
+    src.setWatermark('2026-11-03T00:05:00Z');
+    const day = await run(WINDOW);
+    expect(day.json.controls[0].differences[0]).toMatchObject({ disposition: 'REOBSERVED', sla_breached: true });
+    const again = await run(WINDOW);
+    expect([half, day, again].map((r) => r.json.alerts.deliveries.map((d: { event: string }) => d.event))).toEqual([['opened'], ['past_sla'], []]);
+    expect(receiver.requests.slice(before).map((q) => [q.body.event_action, q.body.payload.severity, q.body.payload.summary])).toEqual([
+      ['trigger', 'error', 'RC06 NOTICE_UNDELIVERED INT-2: new break (age 2h04m, within SLA 3h00m)'],
+      ['trigger', 'critical', 'RC06 NOTICE_UNDELIVERED INT-2: break past its SLA (age 14h04m, past SLA 3h00m)'],
+    ]);
+  });
+});
+
+describe('a receiver that fails or hangs', () => {
+  const tmp = scratchDir('reckon-alerts-fail-');
+  let failing: Receiver;
+  let hanging: Receiver;
+  beforeAll(async () => { failing = await startReceiver('fail'); hanging = await startReceiver('hang'); });
+  afterAll(async () => { await failing.close(); await hanging.close(); tmp.cleanup(); });
+
+  for (const which of ['fail', 'hang'] as const) {
+    it(`${which}: the run's exit code is unchanged, the attempts are bounded and recorded`, async () => {
+      const receiver = which === 'fail' ? failing : hanging;
+      const src = rc06Sources(join(tmp.dir, which));
+      const store = join(tmp.dir, which, 'store');
+      const t0 = Date.now();
+      const r = await reckonIn(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', pagerdutyConfig(tmp.dir, receiver), '--json', '--quiet'], { env: ENV });
+      expect(Date.now() - t0).toBeLessThan(60_000);
+      expect([r.code, r.json.status, r.json.exit_code]).toEqual([1, 'BREAKS', 1]);
+      expect(receiver.requests).toHaveLength(3);
+      const d = r.json.alerts.deliveries[0];
+      expect([d.status, d.attempts.length, r.json.alerts.counts.failed]).toEqual(['failed', 3, 1]);
+      expect(d.attempts.map((a: { http_status: number | null; error: string }) => [a.http_status, a.error]))
+        .toEqual(Array(3).fill(which === 'fail' ? [500, 'HTTP 500'] : [null, 'no answer within the timeout']));
+      const record = JSON.parse(readFileSync(join(store, 'alerts', `${r.json.run_id}.json`), 'utf8'));
+      expect(record).toMatchObject({ schema: 'reckon.alert-delivery/v1', run_id: r.json.run_id, mode: 'send', counts: { failed: 1, sent: 0 } });
+      const runs = await reckonIn(['runs', '--store', store]);
+      expect(runs.stdout).toContain('alerts: 1 failed');
+      expect(runs.stdout).toContain(`alert failed: opened ${ID} to pd (${receiver.url}/…): 3 attempt(s) failed; last: ${which === 'fail' ? 'HTTP 500' : 'no answer within the timeout'}`);
+      expect(storeText(store) + runs.stdout + r.stderr).not.toContain(ROUTING_KEY);
+    });
+  }
+});
+
+describe('the ready formats, --no-alerts and --alerts-dry-run', () => {
+  const tmp = scratchDir('reckon-alerts-formats-');
+  const day = join(ROOT, 'fixtures', 'sample-day', 'sources');
+  let receiver: Receiver;
+  let config: string;
+  beforeAll(async () => {
+    receiver = await startReceiver('ok');
+    config = join(tmp.dir, 'formats.yaml');
+    writeFileSync(config, [
+      'controls:',
+      '  RC05: { route: chat, by_kind: { PROJECTION_STALE: { route: hook, owner: platform-team, owner_name: Platform, contact: "#platform" } } }',
+      '  RC06: { route: am }',
+      'alerts:',
+      '  routes:',
+      `    chat: { format: slack, url: "${receiver.url}/slack/${SECRET_PATH}" }`,
+      `    am: { format: alertmanager, url: "${receiver.url}" }`,
+      `    hook: { format: webhook, url: "${receiver.url}/hook?token=s3cr3t-token", headers: { Authorization: "Bearer hdr-secret-value" } }`,
+    ].join('\n'));
+  });
+  afterAll(async () => { await receiver.close(); tmp.cleanup(); });
+  const run = (store: string, ...extra: string[]) => reckonIn(['run', '--date', '2026-11-02', '--control', 'RC05,RC06', '--sources', day, '--store', join(tmp.dir, store), '--config', config, '--json', '--quiet', ...extra]);
+
+  it('sends each new break to its owner route in that route’s format', async () => {
+    const r = await run('s');
+    expect(r.code).toBe(1);
+    const byPath = (p: string) => receiver.requests.filter((q) => q.path.startsWith(p));
+    expect([byPath('/slack/').length, byPath('/api/v2/alerts').length, byPath('/hook').length]).toEqual([4, 3, 1]);
+    const slack = byPath('/slack/').map((q) => q.body);
+    expect(slack.every((b) => typeof b.text === 'string' && b.blocks[0].type === 'section')).toBe(true);
+    expect(slack.map((b) => b.text.replace(/: .*$/, '')).sort()).toEqual(['RC05 PROJECTION_COST_MISMATCH ACC-000004|DE-SAPG', 'RC05 PROJECTION_KEY_EXTRA ACC-CLOSED|GB-BARC', 'RC05 PROJECTION_KEY_MISSING ACC-000005|JP-7203', 'RC05 PROJECTION_POSITION_MISMATCH ACC-000002|JP-7203']);
+    const am = byPath('/api/v2/alerts').map((q) => q.body);
+    expect(am.every((b) => Array.isArray(b) && b.length === 1 && b[0].labels.alertname === 'ReckonBreak' && b[0].labels.control === 'RC06' && b[0].labels.owner === 'notification-owner')).toBe(true);
+    expect(am.map((b) => b[0].labels.break_id).sort()).toEqual(r.json.controls[1].differences.map((d: { break_id: string }) => d.break_id).sort());
+    const [hook] = byPath('/hook');
+    expect(hook.headers.authorization).toBe('Bearer hdr-secret-value');
+    expect(hook.body).toMatchObject({
+      schema: 'reckon.alert/v1', event: 'opened', run: { run_id: r.json.run_id }, break: { control_id: 'RC05', kind: 'PROJECTION_STALE', break_id: breakId('RC05', 'PROJECTION_STALE', hookKey(r)) },
+      owner: { owner: 'platform-team', owner_name: 'Platform', contact: '#platform', route: 'hook' }, runbook: { id: 'RBK05' },
+    });
+    expect(r.json.alerts.counts).toMatchObject({ sent: 8, failed: 0, unrouted: 0 });
+    const shown = JSON.stringify(r.json) + r.stderr;
+    for (const secret of ['T0SECRET', 's3cr3t-token', 'hdr-secret-value']) expect(shown).not.toContain(secret);
+  });
+
+  it('--no-alerts sends nothing and records that; --alerts-dry-run prints what would be sent', async () => {
+    const before = receiver.requests.length;
+    const off = await run('off', '--no-alerts');
+    expect([off.code, off.json.alerts.mode, off.json.alerts.deliveries]).toEqual([1, 'off', []]);
+    const dry = await run('dry', '--alerts-dry-run');
+    expect(receiver.requests.length).toBe(before);
+    expect([dry.code, dry.json.alerts.mode, dry.json.alerts.counts.dry_run]).toEqual([1, 'dry-run', 8]);
+    expect(dry.json.alerts.would_send.map((w: { route: string }) => w.route).sort()).toEqual(['am', 'am', 'am', 'chat', 'chat', 'chat', 'chat', 'hook']);
+    expect(dry.json.alerts.would_send.find((w: { route: string }) => w.route === 'chat').target).toBe(`${receiver.url}/…`);
+    const human = await reckonIn(['run', '--date', '2026-11-02', '--control', 'RC05,RC06', '--sources', day, '--store', join(tmp.dir, 'dry-h'), '--config', config, '--quiet', '--alerts-dry-run']);
+    expect(human.stdout).toContain('alerts: 8 would be sent (dry run)');
+    expect(human.stdout).toMatch(/would send to hook \(webhook, http:\/\/127\.0\.0\.1:[0-9]+\/…\): \{"schema":"reckon\.alert\/v1","event":"opened"/);
+    expect(JSON.stringify(dry.json) + human.stdout).not.toContain('T0SECRET');
+    expect(receiver.requests.length).toBe(before);
+  });
+});
+
+/** The key of the run's PROJECTION_STALE difference. */
+function hookKey(r: { json: { controls: { differences: { kind: string; key: string }[] }[] } }): string {
+  return r.json.controls[0].differences.find((d) => d.kind === 'PROJECTION_STALE')!.key;
+}
+
+describe('planAlerts', () => {
+  let base: Omit<Parameters<typeof planAlerts>[0], 'results' | 'breaks' | 'routes'>;
+  beforeAll(async () => { base = { config: defaultConfig().config, controls: await loadControls(), verified: [], observations: new Map(), runId: 'run-x' }; });
+  const result = (n: number) => ({ control_id: 'RC03', status: 'BREAKS' as const, as_of: '2026-11-03T00:05:00Z', readiness: { ready: true, reasons: [] }, quarantined_datasets: [], totals: {},
+    differences: Array.from({ length: n }, (_, i) => ({ kind: 'POSTING_SET_UNBALANCED', key: `PS-${i}|EUR`, detail: 'd', record_time: null, break_id: `brk-${i}`, disposition: 'OPENED' as const })) });
+  const outcomes = (n: number) => Array.from({ length: n }, (_, i) => ({ break_id: `brk-${i}`, control_id: 'RC03', kind: 'POSTING_SET_UNBALANCED', key: `PS-${i}|EUR`, disposition: 'OPENED' as const, state: 'OPEN' as const, version: 1, age_s: String(i), sla_s: 0, sla_breached: i > 0 }));
+  const route = { name: 'ledger-operations', format: 'webhook' as const, url: 'http://127.0.0.1:9/x', routingKey: null, headers: {}, target: 'http://127.0.0.1:9/…' };
+
+  it('keeps at most max_per_route alerts per route, past SLA and oldest first, the rest in one summary', () => {
+    const planned = planAlerts({ ...base, results: [result(7)], breaks: outcomes(7), routes: new Map([['ledger-operations', route]]) }, AlertsConfig.parse({ max_per_route: 3 }));
+    expect(planned.map((a) => [a.event, a.break_id])).toEqual([['opened', 'brk-6'], ['opened', 'brk-5'], ['summary', 'more-ledger-operations']]);
+    expect(planned[2].more).toEqual({ count: 5, by: { 'RC03 POSTING_SET_UNBALANCED': 5 } });
+  });
+
+  it('routes to the default route when the owner has none, else leaves the alert unrouted', () => {
+    const planned = planAlerts({ ...base, results: [result(1)], breaks: outcomes(1), routes: new Map([['ops', { ...route, name: 'ops' }]]) }, AlertsConfig.parse({ default_route: 'ops' }));
+    expect(planned.map((a) => a.route)).toEqual(['ops']);
+    const unrouted = planAlerts({ ...base, results: [result(1)], breaks: outcomes(1), routes: new Map() }, AlertsConfig.parse({}));
+    expect(unrouted.map((a) => a.route)).toEqual([null]);
+  });
+});
