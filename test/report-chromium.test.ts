@@ -122,8 +122,9 @@ describe('reckon report', () => {
       expect(width).toBe(VIEWPORT.width); // nothing overflows sideways
       expect(height).toBeGreaterThan(3000);
       expect(height).toBeLessThan(40000);
-      const order = ['header.page h1', '#summary dl.facts', '#controls table', '#differences-by-kind table', 'table.by-state', '#chart-state svg', '#chart-age svg',
-        'table.break-list', '#totals', '#differences', 'table.watermarks', '#quarantine table'];
+      // Issue 19: the headline and the owners lead; provenance and hashes (#summary) come last.
+      const order = ['header.page h1', '#headline', '#owners table', '#controls table', '#differences-by-kind table', 'table.by-state', '#chart-state svg', '#chart-age svg',
+        'table.break-list', 'table.break-history', '#differences', '#totals', 'table.watermarks', '#quarantine table', '#summary dl.facts'];
       let lastY = -1;
       for (const sel of order) {
         const el = page.locator(sel).first();

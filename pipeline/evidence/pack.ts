@@ -21,7 +21,8 @@ import { type ObjectStore } from '../store/object-store.js';
 import { LocalObjectStore } from '../store/local-store.js';
 import type { Window } from '../contract/window.js';
 import { reportHtml, reckonVersion } from '../report/report.js';
-import { loadBreakIndex, loadRunBreaks, manifestKeys, readStoredManifest, slaLookup, type BreakView, type RunView, type StoredManifest } from '../report/run-view.js';
+import { loadControls } from '../controls/definitions.js';
+import { loadBreakIndex, loadRunBreaks, manifestKeys, readStoredManifest, runLookups, type BreakView, type RunView, type StoredManifest } from '../report/run-view.js';
 import { assertSafeRelativePath, bagTarget, digests, writeBag, type BagInfo, type PayloadEntry, type WrittenBag } from './bagit.js';
 import { LAYOUT, README, safeBagPath, sha256sumLine } from './layout.js';
 import { runEvent } from './openlineage.js';
@@ -171,12 +172,14 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
   const text = (path: string, s: string) => add(path, { kind: 'bytes', bytes: Buffer.from(s, 'utf8') });
 
   const views: RunView[] = [];
+  const definitions = await loadControls();
   const breakIds = new Set<string>();
   if (extraBreak) breakIds.add(extraBreak);
   for (const m of runs) {
-    const breaks = (await loadRunBreaks(store, m.manifest, { index, sla: await slaLookup(m.manifest) })).filter(breakFilter);
+    const lookups = await runLookups(m.manifest, definitions);
+    const breaks = (await loadRunBreaks(store, m.manifest, { index, ...lookups })).filter(breakFilter);
     for (const b of breaks) breakIds.add(b.break_id);
-    views.push({ stored: m, breaks });
+    views.push({ stored: m, breaks, owners: lookups.owner });
 
     await addManifest(store, m, add);
     for (const o of m.manifest.outputs) {

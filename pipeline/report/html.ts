@@ -19,12 +19,12 @@ export function esc(value: unknown): string {
     .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
-/** A table: header cells (already plain text) and rows of cells (raw HTML, callers escape). */
-export function table(headers: readonly string[], rows: readonly (readonly string[])[], attrs = ''): string {
+/** A table: header cells (already plain text) and rows of cells (raw HTML, callers escape); `rowAttrs[i]` (escaped by the caller) goes on row i. */
+export function table(headers: readonly string[], rows: readonly (readonly string[])[], attrs = '', rowAttrs: readonly string[] = []): string {
   const head = `<thead><tr>${headers.map((h) => `<th scope="col">${esc(h)}</th>`).join('')}</tr></thead>`;
   const body = rows.length === 0
     ? `<tbody><tr><td colspan="${headers.length}" class="none">none</td></tr></tbody>`
-    : `<tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('')}</tbody>`;
+    : `<tbody>${rows.map((r, i) => `<tr${rowAttrs[i] ? ` ${rowAttrs[i]}` : ''}>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('')}</tbody>`;
   return `<table${attrs ? ` ${attrs}` : ''}>${head}${body}</table>`;
 }
 

@@ -7,14 +7,17 @@
  *
  * Stable hooks for tests and readers: each run is an `<article class="run" data-run="…">`; each
  * control row is `tr[data-control="RC01"]` with its status in `.status`; sections carry ids
- * `summary`, `controls`, `differences-by-kind`, `breaks`, `totals`, `differences`, `watermarks`,
- * `quarantine` (suffixed `-<n>` for the n-th run after the first).
+ * `headline`, `owners`, `controls`, `differences-by-kind`, `breaks`, `differences`, `totals`,
+ * `watermarks`, `quarantine`, `summary` (provenance and hashes, last); each break row is
+ * `tr#break-<id>` with its history, and a difference's break links to it (suffixed `-<n>` for the n-th run after the first).
  */
 import { runOutcome } from '../core/outcome.js';
 import { BREAK_STATES } from '../breaks/states.js';
 import type { ManifestV1 } from '../../manifests/v1/schema.js';
+import { reckonCommand } from '../core/shell.js';
+import { humanDuration } from '../core/duration.js';
 import { esc, formatAge, table } from './html.js';
-import type { RunView, SlaClass } from './run-view.js';
+import type { BreakView, RunView, SlaClass } from './run-view.js';
 
 /** Rows shown in a list before the rest is left to the Parquet outputs. */
 export const LIST_LIMIT = 500;
@@ -44,8 +47,8 @@ header.page{border-bottom:3px solid #1b1b1b;margin-bottom:12px;padding-bottom:8p
 .muted{color:#555}.mono,td.num,code{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
 table{border-collapse:collapse;margin:4px 0 10px;min-width:40%}th,td{border:1px solid #cfcfcf;padding:3px 8px;text-align:left;vertical-align:top}
 thead th{background:#f1f1f1}td.num{text-align:right;white-space:nowrap}td.none{color:#777;font-style:italic}
-td,th{overflow-wrap:break-word}td.num,td .num,.badge,.status,.nowrap{white-space:nowrap}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:6px 0}dl.facts dt{font-weight:600}dl.facts dd{margin:0;overflow-wrap:anywhere}
+td,th{overflow-wrap:break-word}.mono,.tok{overflow-wrap:normal;word-break:keep-all;white-space:nowrap}td.num,td .num,.badge,.status,.nowrap{white-space:nowrap}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:6px 0}dl.facts dt{font-weight:600}dl.facts dd{margin:0}
 .status{font-weight:700;white-space:nowrap}
 .badge{display:inline-block;padding:1px 8px;border-radius:3px;color:#fff;font-weight:700;font-size:12.5px}
 .st-CLEAN{background:#2e7d32}.st-BREAKS{background:#c62828}.st-NOT_READY{background:#b26a00}.st-INCOMPLETE{background:#6a1b9a}
@@ -55,6 +58,8 @@ details{margin:4px 0 10px}summary{cursor:pointer;font-weight:600}
 svg text{font:12px system-ui,"DejaVu Sans",sans-serif}
 .legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
 article.run{margin-top:8px}h2.run-title{font-size:20px;border-bottom:3px solid #1b1b1b}article.run+article.run{border-top:4px double #999;margin-top:36px;padding-top:8px}
+section.headline{border:2px solid #1b1b1b;padding:8px 14px;margin:8px 0 4px}.headline .big{font-size:18px;margin:4px 0}.headline .big strong{font-size:22px}
+ol.first-steps li{margin:2px 0}tr:target{outline:3px solid #e0a100}ul.history{margin:0;padding-left:16px}
 @media print{details{display:block}body{padding:0}}
 `;
 
@@ -69,7 +74,7 @@ export function renderReport(runs: readonly RunView[], meta: ReportMeta): string
   parts.push(`<header class="page"><h1>${esc(title)}</h1><div class="muted">Generated ${esc(meta.generated_at)} by reckon${meta.version ? ` ${esc(meta.version)}` : ''} from store <span class="mono">${esc(meta.store)}</span>. Static page: no script, no network; all figures from the run manifests and break logs.</div></header>`);
   if (runs.length === 0) parts.push('<p class="none">No runs in scope.</p>');
   if (runs.length > 1) parts.push(runIndex(runs));
-  runs.forEach((r, i) => parts.push(renderRun(r, i === 0 ? '' : `-${i}`, runs.length > 1)));
+  runs.forEach((r, i) => parts.push(renderRun(r, i === 0 ? '' : `-${i}`, runs.length > 1, meta.store)));
   parts.push('</body></html>');
   return `${parts.join('\n')}\n`;
 }
@@ -92,11 +97,11 @@ function statusBadge(status: string): string {
   return `<span class="badge${cls}">${esc(status)}</span>`;
 }
 
-function renderRun(view: RunView, sfx: string, titled: boolean): string {
+function renderRun(view: RunView, sfx: string, titled: boolean, store: string): string {
   const m = view.stored.manifest;
   const out: string[] = [`<article class="run" data-run="${esc(m.run_id)}" id="run-${esc(m.run_id)}">`];
   if (titled) out.push(`<h2 class="run-title">Run <span class="mono">${esc(m.run_id)}</span> ${statusBadge(overallStatus(m))}</h2>`);
-  out.push(summary(view, sfx), controls(view, sfx), differencesByKind(m, sfx), breaks(view, sfx), totals(m, sfx), differences(m, sfx), watermarks(m, sfx), quarantine(m, sfx), notes(m));
+  out.push(headline(view, sfx), owners(view, sfx, store), controls(view, sfx), differencesByKind(m, sfx), breaks(view, sfx), differences(m, sfx), totals(m, sfx), watermarks(m, sfx), quarantine(m, sfx), notes(m), summary(view, sfx));
   out.push('</article>');
   return out.join('\n');
 }
@@ -110,7 +115,7 @@ function summary(view: RunView, sfx: string): string {
     ['Trigger', esc(m.trigger)],
     ['Reason', m.reason === null ? '<span class="muted">none</span>' : esc(m.reason)],
     ['Rerun of', m.parent_run_id === null ? '<span class="muted">not a rerun</span>' : `<span class="mono">${esc(m.parent_run_id)}</span>`],
-    ['Started / finished', `${esc(m.started_at)} / ${esc(m.finished_at)}`],
+    ['Started / finished', `<span class="mono">${esc(m.started_at)}</span> / <span class="mono">${esc(m.finished_at)}</span>`],
     ['Manifest', `<span class="mono">${esc(view.stored.key)}</span> (sequence ${esc(m.chain.sequence)})`],
     ['Manifest SHA-256', `<span class="mono">${esc(view.stored.sha256)}</span>`],
     ['Previous manifest', m.chain.previous_manifest_sha256 === null ? '<span class="muted">none: first in the chain</span>' : `<span class="mono">${esc(m.chain.previous_manifest_sha256)}</span>`],
@@ -119,7 +124,7 @@ function summary(view: RunView, sfx: string): string {
     ['Code', `reckon ${esc(code.version)}${code.commit ? ` <span class="mono">${esc(code.commit)}</span>` : ''}; ${esc(code.sql.length)} SQL files, configuration <span class="mono">${esc(code.config.path ?? 'defaults')}</span> SHA-256 <span class="mono">${esc(code.config.sha256)}</span>`],
     ['Money', `rounding ${esc(m.rounding_mode)}; currency table SHA-256 <span class="mono">${esc(m.currency_table.sha256)}</span>`],
   ];
-  return `<section id="summary${sfx}"><h2>Window, trigger and lineage</h2><dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl></section>`;
+  return `<section id="summary${sfx}"><h2>Provenance and hashes</h2><dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl></section>`;
 }
 
 function controls(view: RunView, sfx: string): string {
@@ -133,9 +138,10 @@ function controls(view: RunView, sfx: string): string {
       + `<td class="status"><span class="badge st-${esc(r.status)}">${esc(r.status)}</span></td>`
       + `<td class="mono nowrap">${esc(r.as_of ?? 'none')}</td><td class="num">${esc(r.differences.length)}</td><td class="num">${esc(timing)}</td>`
       + `<td class="num">${esc(open)}</td><td class="num${breached ? ' sla-breached' : ''}">${esc(breached)}</td>`
-      + `<td>${why.length ? why.map((w) => esc(w)).join('<br>') : '<span class="muted">ready</span>'}</td></tr>`;
+      + `<td>${why.length ? why.map((w) => esc(w)).join('<br>') : '<span class="muted">ready</span>'}</td>`
+      + `<td>${ownerCell(view.owners?.(r.control_id)?.owner_name, view.owners?.(r.control_id)?.owner)}</td></tr>`;
   });
-  const head = ['Control', 'Status', 'As-of', 'Differences', 'of which TIMING', 'Open breaks', 'Open and SLA breached', 'Readiness'];
+  const head = ['Control', 'Status', 'As-of', 'Differences', 'of which TIMING', 'Open breaks', 'Open and SLA breached', 'Readiness', 'Owner'];
   return `<section id="controls${sfx}"><h2>Controls</h2><table class="controls"><thead><tr>${head.map((h) => `<th scope="col">${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></section>`;
 }
 
@@ -214,13 +220,17 @@ function breaks(view: RunView, sfx: string): string {
     return { label, counts };
   }).filter((r) => r.label !== 'unknown' || SLA_ORDER.some((c) => r.counts[c] > 0));
   const stateRows = byState.map((r) => [esc(r.label), `<span class="num">${esc(SLA_ORDER.reduce((a, c) => a + r.counts[c], 0))}</span>`, ...SLA_ORDER.map((c) => `<span class="num sla-${c}">${esc(r.counts[c])}</span>`)]);
+  // Tokens (ids, kinds, keys, timestamps) never wrap, so related fields share a cell, one per line, to fit the page.
   const listed = bs.slice(0, LIST_LIMIT).map((b) => {
     const age = b.age_us === null ? null : formatAge(b.age_us);
-    return [`<span class="mono">${esc(b.break_id)}</span>`, esc(b.control_id), `<span class="mono">${esc(b.kind)}</span>`, `<span class="mono">${esc(b.key)}</span>`,
-      esc(b.state === 'NOT_OPENED' ? 'TIMING (not opened)' : b.state), `<span class="num">${esc(b.version)}</span>`, esc(b.run_disposition),
-      `<span class="mono">${esc(b.first_record_time ?? '')}</span>`, age ? `<span class="num" title="${esc(age.seconds)} s">${esc(age.human)}</span>` : '<span class="muted">unknown</span>',
-      `<span class="num">${b.sla_s === null ? 'none' : esc(`${b.sla_s} s`)}</span>`, `<span class="sla-${b.sla}">${esc(SLA_LABEL[b.sla])}</span>`];
+    return [`<a class="mono" href="#${breakAnchor(b.break_id, sfx)}">${esc(b.break_id)}</a><br>${esc(b.control_id)} <span class="mono">${esc(b.kind)}</span>`,
+      `<span class="mono">${esc(b.key)}</span>`, ownerCell(b.owner?.owner_name, b.owner?.owner),
+      `${esc(b.state === 'NOT_OPENED' ? 'TIMING (not opened)' : b.state)} <span class="tok">v${esc(b.version)}</span><br><span class="muted">this run:</span> ${esc(b.run_disposition)}`,
+      `<span class="mono">${esc(b.first_record_time ?? 'unknown')}</span><br>${age ? `<span class="num" title="${esc(age.seconds)} s">${esc(age.human)}</span>` : '<span class="muted">age unknown</span>'}`,
+      `<span class="num">${b.sla_s === null ? 'none' : esc(`${b.sla_s} s`)}</span><br><span class="sla-${b.sla}">${esc(SLA_LABEL[b.sla])}</span>`];
   });
+  const histories = bs.slice(0, LIST_LIMIT).map((b) => [`<span class="mono">${esc(b.break_id)}</span><br>${esc(b.control_id)} <span class="mono">${esc(b.key)}</span>`, history(b)]);
+  const rowIds = bs.slice(0, LIST_LIMIT).map((b) => `id="${breakAnchor(b.break_id, sfx)}"`);
   const more = bs.length > LIST_LIMIT ? `<p class="muted">${esc(bs.length - LIST_LIMIT)} more breaks not listed; see the break store.</p>` : '';
   return `<section id="breaks${sfx}"><h2>Breaks by state and age</h2>`
     + `<p class="muted">${esc(bs.length)} break(s) touched by this run. State is replayed from each break's event log at generation time; age is the control's as-of minus the record time of the break's first observation; an SLA is breached only when the age is strictly greater.</p>`
@@ -228,7 +238,9 @@ function breaks(view: RunView, sfx: string): string {
     + stackedChart(`chart-state${sfx}`, 'Breaks by state, coloured by SLA', byState)
     + stackedChart(`chart-age${sfx}`, 'Breaks by age, coloured by SLA', byAge)
     + `<details${bs.length <= 40 ? ' open' : ''}><summary>Every break (${esc(bs.length)})</summary>`
-    + table(['Break', 'Control', 'Kind', 'Key', 'State', 'Version', 'This run', 'First record time', 'Age', 'SLA', 'SLA status'], listed, 'class="break-list"') + more + '</details></section>';
+    + table(['Break, control and kind', 'Key', 'Owner', 'State, version; this run', 'First record time; age', 'SLA'], listed, 'class="break-list"') + more + '</details>'
+    + `<h3>Break histories</h3><p class="muted">Each break's event log, oldest first (state change, time, actor); a difference's break links here.</p>`
+    + table(['Break', 'Events'], histories, 'class="break-history"', rowIds) + '</section>';
 }
 
 function totals(m: ManifestV1, sfx: string): string {
@@ -249,9 +261,9 @@ function totals(m: ManifestV1, sfx: string): string {
 
 function differences(m: ManifestV1, sfx: string): string {
   const blocks = m.results.map((r) => {
-    const rows = r.differences.slice(0, LIST_LIMIT).map((d) => [`<span class="mono">${esc(d.kind)}</span>`, `<span class="mono">${esc(d.key)}</span>`, esc(d.detail), `<span class="mono">${esc(d.record_time ?? '')}</span>`, esc(d.disposition), `<span class="mono">${esc(d.break_id ?? '')}</span>`]);
+    const rows = r.differences.slice(0, LIST_LIMIT).map((d) => [`<span class="mono">${esc(d.kind)}</span><br>${esc(d.disposition)}`, `<span class="mono">${esc(d.key)}</span>`, detailText(d.detail), `<span class="mono">${esc(d.record_time ?? '')}</span>`, d.break_id ? `<a class="mono" href="#${breakAnchor(d.break_id, sfx)}">${esc(d.break_id)}</a>` : '']);
     const more = r.differences.length > LIST_LIMIT ? `<p class="muted">${esc(r.differences.length - LIST_LIMIT)} more in the run's differences output.</p>` : '';
-    return `<details${r.differences.length <= 40 ? ' open' : ''}><summary>${esc(r.control_id)}: ${esc(r.differences.length)} difference(s)</summary>${table(['Kind', 'Key', 'Detail', 'Record time', 'Disposition', 'Break'], rows)}${more}</details>`;
+    return `<details${r.differences.length <= 40 ? ' open' : ''}><summary>${esc(r.control_id)}: ${esc(r.differences.length)} difference(s)</summary>${table(['Kind; disposition', 'Key', 'Detail', 'Record time', 'Break (its history)'], rows)}${more}</details>`;
   });
   return `<section id="differences${sfx}"><h2>Differences</h2>${blocks.join('')}</section>`;
 }
@@ -297,4 +309,69 @@ function quarantine(m: ManifestV1, sfx: string): string {
 function notes(m: ManifestV1): string {
   if (m.notes.length === 0) return '';
   return `<section class="notes"><h2>Notes</h2><ul>${m.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul></section>`;
+}
+
+/** The id of a break's row in the break list (its history), per run. */
+function breakAnchor(breakId: string, sfx: string): string {
+  return esc(`break-${breakId}${sfx}`);
+}
+
+function ownerCell(name: string | undefined, id: string | undefined): string {
+  if (!id) return '<span class="muted">unknown</span>';
+  return name && name !== id ? `${esc(name)} <span class="mono muted">${esc(id)}</span>` : `<span class="mono">${esc(id)}</span>`;
+}
+
+/** A break's event log, oldest first: state change, time, actor. */
+function history(b: BreakView): string {
+  if (b.events.length === 0) return '<span class="muted">not opened (TIMING)</span>';
+  const items = b.events.map((e) => `<li><span class="tok">${esc(e.from_state ?? 'new')} → ${esc(e.to_state)}</span> <span class="mono">${esc(e.at)}</span> <span class="tok">${esc(e.actor)}</span></li>`);
+  return `<ul class="history">${items.join('')}</ul>`;
+}
+
+/** Open (neither CLOSED nor VERIFIED, and opened) breaks of a run. */
+function isOpen(b: BreakView): boolean {
+  return b.state !== 'CLOSED' && b.state !== 'VERIFIED' && b.state !== 'NOT_OPENED';
+}
+
+/** What the page leads with: the run's status, its breaks (new, reopened, past SLA) and who must act. */
+function headline(view: RunView, sfx: string): string {
+  const m = view.stored.manifest;
+  const open = view.breaks.filter(isOpen);
+  const count = (d: string) => view.breaks.filter((b) => b.run_disposition === d).length;
+  const past = open.filter((b) => b.sla === 'breached').length;
+  const byOwner = new Map<string, number>();
+  for (const b of open) byOwner.set(b.owner?.owner ?? 'unknown', (byOwner.get(b.owner?.owner ?? 'unknown') ?? 0) + 1);
+  const owners = [...byOwner].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1)).map(([o, n]) => `<span class="tok">${esc(o)} ${esc(n)}</span>`).join(', ');
+  return `<section id="headline${sfx}" class="headline"><div class="big">${statusBadge(overallStatus(m))} <strong>${esc(open.length)}</strong> open break(s): `
+    + `<strong>${esc(count('OPENED'))}</strong> new, <strong>${esc(count('REOPENED'))}</strong> reopened, <strong>${esc(count('REOBSERVED'))}</strong> re-observed, `
+    + `<strong class="${past ? 'sla-breached' : ''}">${esc(past)}</strong> past SLA; ${esc(count('TIMING'))} timing.</div>`
+    + `<div>By owner: ${owners || '<span class="muted">none</span>'}. Window <span class="mono">[${esc(m.window.start)}, ${esc(m.window.end)})</span>, run <span class="mono">${esc(m.run_id)}</span>, quarantined ${esc(m.quarantine.count)}.</div></section>`;
+}
+
+/** Who must act and how: per owning team its open breaks, past SLA, oldest age, contact, route, runbooks and first steps. */
+function owners(view: RunView, sfx: string, store: string): string {
+  const teams = new Map<string, BreakView[]>();
+  for (const b of view.breaks.filter(isOpen)) if (b.owner) teams.set(b.owner.owner, [...(teams.get(b.owner.owner) ?? []), b]);
+  const rows = [...teams].sort(([a, x], [b, y]) => y.filter((v) => v.sla === 'breached').length - x.filter((v) => v.sla === 'breached').length || (a < b ? -1 : 1)).map(([id, bs]) => {
+    const o = bs[0].owner!;
+    const oldest = bs.reduce<bigint | null>((acc, b) => (b.age_us !== null && (acc === null || b.age_us > acc) ? b.age_us : acc), null);
+    const runbooks = new Map(bs.map((b) => [b.owner!.runbook.id, b.owner!.runbook]));
+    const steps = [...runbooks.values()].map((r) => `<li><strong class="tok">${esc(r.id)}</strong> ${esc(r.title)} (<span class="mono">${esc(r.link)}</span>): ${esc(r.first_step)}</li>`).join('');
+    const next = reckonCommand(['breaks', 'list', '--owner', id, '--store', store]);
+    return [ownerCell(o.owner_name, id), esc(o.contact), `<span class="mono">${esc(o.route)}</span>`, `<span class="num">${esc(bs.length)}</span>`,
+      `<span class="num">${esc(bs.filter((b) => b.run_disposition === 'OPENED').length)}</span>`, `<span class="num${bs.some((b) => b.sla === 'breached') ? ' sla-breached' : ''}">${esc(bs.filter((b) => b.sla === 'breached').length)}</span>`,
+      `<span class="num">${oldest === null ? 'unknown' : esc(humanDuration(oldest))}</span>`, `<ol class="first-steps">${steps}</ol><code>${command(next)}</code>`];
+  });
+  return `<section id="owners${sfx}"><h2>Owners and first steps</h2>`
+    + table(['Owner', 'Contact', 'Route', 'Open breaks', 'New', 'Past SLA', 'Oldest', 'Runbook: first step, then'], rows, 'class="owners"') + '</section>';
+}
+
+/** A command to paste, each word kept whole (wrapping only between words). */
+function command(text: string): string {
+  return text.split(' ').map((w) => `<span class="tok">${esc(w)}</span>`).join(' ');
+}
+
+/** A difference's detail, its timestamps kept whole. */
+function detailText(detail: string): string {
+  return esc(detail).replace(/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z?/g, (t) => `<span class="tok">${t}</span>`);
 }

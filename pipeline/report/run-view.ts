@@ -10,6 +10,7 @@
  * already carries `age_s`/`sla_s` wins over both.
  */
 import { defaultConfig, loadConfig, slaSeconds, type Config } from '../config/config.js';
+import { ownershipOf, type Ownership } from '../config/ownership.js';
 import { loadControls, type ControlDefinition } from '../controls/definitions.js';
 import { sha256Hex } from '../core/digest.js';
 import { ConfigError } from '../core/errors.js';
@@ -80,6 +81,8 @@ export interface BreakView {
   /** The SLA in seconds, or null when none is defined. */
   readonly sla_s: number | null;
   readonly sla: SlaClass;
+  /** Who acts on it (owner, contact, route, runbook) under the run's configuration; null for an unknown control. */
+  readonly owner: Ownership | null;
   readonly events: readonly BreakEvent[];
   readonly observations: readonly BreakObservation[];
 }
@@ -88,18 +91,23 @@ export interface BreakView {
 export interface RunView {
   readonly stored: StoredManifest;
   readonly breaks: readonly BreakView[];
+  /** The owner of a control (and kind) under the run's configuration; absent, the report shows no owners. */
+  readonly owners?: OwnerLookup;
 }
+
+/** Owner of a (control, kind), or of the control when no kind is given; null for an unknown control. */
+export type OwnerLookup = (controlId: string, kind?: string) => Ownership | null;
 
 /** SLA in seconds for a (control, kind), or null when none is defined (CONTRACT §5). */
 export type SlaLookup = (controlId: string, kind: string) => number | null;
 
 /**
- * Builds the SLA lookup for a manifest with the same precedence as `reckon breaks` (config.ts
- * `slaSeconds`): the run's configuration when that file is still readable with the SHA-256 the
- * manifest recorded, else the defaults, over the control definitions `controls` (default: the
- * repository's).
+ * Builds the SLA and owner lookups for a manifest with the same precedence as `reckon breaks`
+ * (config.ts `slaSeconds`, ownership.ts `ownershipOf`): the run's configuration when that file is
+ * still readable with the SHA-256 the manifest recorded, else the defaults, over the control
+ * definitions `controls` (default: the repository's).
  */
-export async function slaLookup(manifest: ManifestV1, controls?: readonly ControlDefinition[]): Promise<SlaLookup> {
+export async function runLookups(manifest: ManifestV1, controls?: readonly ControlDefinition[]): Promise<{ sla: SlaLookup; owner: OwnerLookup }> {
   const all = controls ?? await loadControls();
   const defs = new Map(all.map((c) => [c.control_id, c]));
   let config: Config = defaultConfig().config;
@@ -110,7 +118,15 @@ export async function slaLookup(manifest: ManifestV1, controls?: readonly Contro
       if (loaded.sha256 === cfg.sha256) config = loaded.config;
     } catch { /* the file moved or changed since the run: the defaults apply */ }
   }
-  return (controlId, kind) => slaSeconds(config, defs.get(controlId), kind);
+  return {
+    sla: (controlId, kind) => slaSeconds(config, defs.get(controlId), kind),
+    owner: (controlId, kind) => { const def = defs.get(controlId); return def ? ownershipOf(config, def, kind) : null; },
+  };
+}
+
+/** The SLA lookup of `runLookups`. */
+export async function slaLookup(manifest: ManifestV1, controls?: readonly ControlDefinition[]): Promise<SlaLookup> {
+  return (await runLookups(manifest, controls)).sla;
 }
 
 /** The SLA class of an age against an SLA (strictly greater breaches; CONTRACT §3). */
@@ -140,8 +156,10 @@ export async function loadBreakIndex(store: ObjectStore): Promise<BreakIndex> {
  * as evidence (verified by it). Each with its full log, observations, age and SLA class. `index`
  * (every break of the store) is read from the store when not given.
  */
-export async function loadRunBreaks(store: ObjectStore, manifest: ManifestV1, opts: { sla?: SlaLookup; index?: BreakIndex } = {}): Promise<BreakView[]> {
-  const lookup = opts.sla ?? (await slaLookup(manifest));
+export async function loadRunBreaks(store: ObjectStore, manifest: ManifestV1, opts: { sla?: SlaLookup; owner?: OwnerLookup; index?: BreakIndex } = {}): Promise<BreakView[]> {
+  const lookups = opts.sla && opts.owner ? { sla: opts.sla, owner: opts.owner } : await runLookups(manifest);
+  const lookup = opts.sla ?? lookups.sla;
+  const owners = opts.owner ?? lookups.owner;
   const index = opts.index ?? (await loadBreakIndex(store));
   const bs = new BreakStore(store);
   const dispositions = new Map<string, string>();
@@ -175,7 +193,7 @@ export async function loadRunBreaks(store: ObjectStore, manifest: ManifestV1, op
     views.push({
       break_id: id, control_id: controlId, kind, key,
       state: rec ? rec.state : 'NOT_OPENED', version: rec ? rec.version : 0, run_disposition: disposition,
-      first_record_time: firstRecord, age_us: ageUs, sla_s: slaS, sla: slaClass(ageUs, slaS), events, observations,
+      first_record_time: firstRecord, age_us: ageUs, sla_s: slaS, sla: slaClass(ageUs, slaS), owner: owners(controlId, kind), events, observations,
     });
   }
   const order = (v: BreakView) => `${v.control_id}\u0000${v.kind}\u0000${v.key}\u0000${v.break_id}`;
@@ -185,5 +203,6 @@ export async function loadRunBreaks(store: ObjectStore, manifest: ManifestV1, op
 /** The run view of `runId`: its manifest and breaks. Throws ConfigError when the run is unknown. */
 export async function loadRunView(store: ObjectStore, runId: string): Promise<RunView> {
   const stored = await findRunManifest(store, runId);
-  return { stored, breaks: await loadRunBreaks(store, stored.manifest) };
+  const lookups = await runLookups(stored.manifest);
+  return { stored, breaks: await loadRunBreaks(store, stored.manifest, lookups), owners: lookups.owner };
 }
