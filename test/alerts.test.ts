@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, reckonIn, scratchDir } from './helpers/cli.js';
 import { startReceiver, type Receiver } from './helpers/http-receiver.js';
-import { ID, WINDOW, rc06Sources } from './breaks-fixture.js';
+import { breakCommands, ID, rc06Sources, signers, WINDOW } from './fixtures/breaks.js';
 import { planAlerts } from '../pipeline/alerts/plan.js';
 import { AlertsConfig } from '../pipeline/config/alerts-config.js';
 import { defaultConfig } from '../pipeline/config/config.js';
@@ -34,16 +34,21 @@ function storeText(dir: string): string {
  * receiver shares this process's event loop with the run, which a loaded machine can stall).
  */
 function pagerdutyConfig(dir: string, receiver: Receiver, slaS = 7 * 86_400): string {
-  const short = receiver.mode !== 'ok';
   const path = join(dir, `alerts-${Math.random().toString(16).slice(2)}.json`);
-  writeFileSync(path, JSON.stringify({
+  writeFileSync(path, JSON.stringify(pagerdutyDocument(receiver, slaS)));
+  return path;
+}
+
+/** The configuration document of pagerdutyConfig. */
+function pagerdutyDocument(receiver: Receiver, slaS = 7 * 86_400) {
+  const short = receiver.mode !== 'ok';
+  return {
     controls: { RC06: { route: 'pd', sla_s_by_kind: { NOTICE_UNDELIVERED: slaS } } },
     alerts: {
       routes: { pd: { format: 'pagerduty', url: `${receiver.url}/${SECRET_PATH}`, routing_key_env: 'PD_KEY' } },
       attempts: 3, backoff_base_ms: 5, backoff_cap_ms: 20, timeout_ms: short ? 300 : 20_000, deadline_ms: short ? 4_000 : 60_000,
     },
-  }));
-  return path;
+  };
 }
 
 describe('alerts to a PagerDuty receiver', () => {
@@ -55,9 +60,10 @@ describe('alerts to a PagerDuty receiver', () => {
   it('sends one trigger per new break, none for a re-observed one within its SLA, a resolve when VERIFIED', async () => {
     const src = rc06Sources(join(tmp.dir, 'a'));
     const store = join(tmp.dir, 'a', 'store');
-    const config = pagerdutyConfig(tmp.dir, receiver);
+    // People sign their transitions (issue 17): the alert configuration with a signer registry.
+    const { keys, config } = signers(join(tmp.dir, 'a'), pagerdutyDocument(receiver));
     const run = () => reckonIn(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', config, '--json', '--quiet'], { env: ENV });
-    const advance = (to: string, v: number, ...args: string[]) => reckonIn(['breaks', 'advance', ID, '--to', to, '--expected-version', String(v), '--store', store, '--config', config, ...args], { env: ENV });
+    const { advance } = breakCommands(store, config, keys);
 
     const first = await run();
     expect(first.code).toBe(1);
@@ -212,8 +218,8 @@ describe('the ready formats, --no-alerts and --alerts-dry-run', () => {
 });
 
 /** The key of the run's PROJECTION_STALE difference. */
-function hookKey(r: { json: { controls: { differences: { kind: string; key: string }[] }[] } }): string {
-  return r.json.controls[0].differences.find((d) => d.kind === 'PROJECTION_STALE')!.key;
+function hookKey(r: { json?: { controls: { differences: { kind: string; key: string }[] }[] } }): string {
+  return r.json!.controls[0].differences.find((d) => d.kind === 'PROJECTION_STALE')!.key;
 }
 
 describe('planAlerts', () => {
@@ -221,7 +227,8 @@ describe('planAlerts', () => {
   beforeAll(async () => { base = { config: defaultConfig().config, controls: await loadControls(), verified: [], observations: new Map(), runId: 'run-x' }; });
   const result = (n: number) => ({ control_id: 'RC03', status: 'BREAKS' as const, as_of: '2026-11-03T00:05:00Z', readiness: { ready: true, reasons: [] }, quarantined_datasets: [], totals: {},
     differences: Array.from({ length: n }, (_, i) => ({ kind: 'POSTING_SET_UNBALANCED', key: `PS-${i}|EUR`, detail: 'd', record_time: null, break_id: `brk-${i}`, disposition: 'OPENED' as const })) });
-  const outcomes = (n: number) => Array.from({ length: n }, (_, i) => ({ break_id: `brk-${i}`, control_id: 'RC03', kind: 'POSTING_SET_UNBALANCED', key: `PS-${i}|EUR`, disposition: 'OPENED' as const, state: 'OPEN' as const, version: 1, age_s: String(i), sla_s: 0, sla_breached: i > 0 }));
+  const outcomes = (n: number) => Array.from({ length: n }, (_, i) => ({ break_id: `brk-${i}`, control_id: 'RC03', kind: 'POSTING_SET_UNBALANCED', key: `PS-${i}|EUR`, disposition: 'OPENED' as const, state: 'OPEN' as const, version: 1, age_s: String(i), sla_s: 0, sla_breached: i > 0,
+    head: { version: 1, sha256: 'a'.repeat(64) }, event: null, observation_sha256: 'b'.repeat(64) }));
   const route = { name: 'ledger-operations', format: 'webhook' as const, url: 'http://127.0.0.1:9/x', routingKey: null, headers: {}, target: 'http://127.0.0.1:9/…' };
 
   it('keeps at most max_per_route alerts per route, past SLA and oldest first, the rest in one summary', () => {

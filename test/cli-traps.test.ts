@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckon, reckonIn, scratchDir } from './helpers/cli.js';
 import { startS3rver, type S3rverHandle } from './helpers/s3rver.js';
-import { WINDOW, rc06Sources } from './breaks-fixture.js';
+import { WINDOW, rc06Sources } from './fixtures/breaks.js';
 
 const tmp = scratchDir('reckon-cli-traps-');
 afterAll(() => tmp.cleanup());
@@ -108,7 +108,7 @@ it('an empty .jsonl (0 bytes) is zero records: RC06 is not INCOMPLETE on a quiet
 describe('schedule', () => {
   const root = join(tmp.dir, 'sched');
   const schedule = (...extra: string[]) => reckonIn(['schedule', '--plan', 'nightly', '--now', '2026-11-03T00:10:00Z', '--lookback', '1d', '--control', 'RC06', '--sources', join(root, 'sources'), '--store', join(root, 'store'), '--json', '--quiet', ...extra]);
-  const actions = (r: { json: { windows: { start: string; action: string }[] } }) => r.json.windows.map((w) => [w.start, w.action]);
+  const actions = (r: { json?: { windows: { start: string; action: string }[] } }) => r.json!.windows.map((w) => [w.start, w.action]);
 
   it('--dry-run shows the windows it would run and runs nothing', async () => {
     rc06Sources(root);

@@ -182,7 +182,7 @@ describe('file faults (CONTRACT §2)', () => {
     const r = await load(root({ 'executions/a.csv': '', 'executions/b.jsonl': '', 'executions/c.parquet': '', 'executions/d.csv.gz': '', 'executions/e.csv.gz': gzipSync(Buffer.alloc(0)) }));
     expect(entries(r)).toEqual(['a.csv', 'c.parquet', 'd.csv.gz'].map((f) => ({ file: `executions/${f}`, row: null, line: null, column: null, rule: 'empty_file' }))
       .concat([{ file: 'executions/e.csv.gz', row: null, line: null, column: null, rule: 'empty_file' }]));
-    expect(ds(r, 'executions').files.find((f) => f.path === 'executions/b.jsonl')).toMatchObject({ size: 0, rows: 0, quarantined: 0 });
+    expect(datasetOf(r, 'executions').files.find((f) => f.path === 'executions/b.jsonl')).toMatchObject({ size: 0, rows: 0, quarantined: 0 });
   });
 
   it('a header-only file is zero rows, not a fault; so is one with trailing blank lines', async () => {

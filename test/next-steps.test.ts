@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckonIn, scratchDir } from './helpers/cli.js';
-import { ID, WINDOW, rc06Sources } from './breaks-fixture.js';
+import { ID, WINDOW, rc06Sources } from './fixtures/breaks.js';
 import { humanDuration, secondsTextToMicros } from '../pipeline/core/duration.js';
 
 const tmp = scratchDir('reckon-next-steps-');

@@ -167,7 +167,7 @@ describe('hostile values', () => {
     const view: RunView = {
       stored,
       breaks: [{ break_id: 'brk-000000000000000000000000', control_id: 'RC01', kind: 'ORDER_VERSION_GAP', key: HOSTILE, state: 'OPEN', version: 1, run_disposition: 'OPENED',
-        first_record_time: '2026-11-02T10:00:00Z', age_us: 300_000_000n, sla_s: 120, sla: 'breached', events: [], observations: [] }],
+        first_record_time: '2026-11-02T10:00:00Z', age_us: 300_000_000n, sla_s: 120, sla: 'breached', owner: null, events: [], observations: [] }],
     };
     const html = renderReport([view], { generated_at: '2026-11-03T01:00:00.000Z', store: `/var/${HOSTILE}` });
     expect(html).not.toMatch(/<script|<img|<iframe/i);

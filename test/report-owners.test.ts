@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { reckonIn, scratchDir } from './helpers/cli.js';
-import { ID, WINDOW, rc06Sources } from './breaks-fixture.js';
+import { ID, WINDOW, rc06Sources } from './fixtures/breaks.js';
 
 const tmp = scratchDir('reckon-report-owners-');
 afterAll(() => tmp.cleanup());
