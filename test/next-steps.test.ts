@@ -54,10 +54,11 @@ describe('the run', () => {
     expect(again.code).toBe(1);
     const lines = again.stdout.split('\n');
     const at = lines.findIndex((l) => l.startsWith('  RC06  BREAKS'));
-    expect(lines.slice(at, at + 10)).toEqual([
+    expect(lines.slice(at, at + 11)).toEqual([
       '  RC06  BREAKS        1 difference(s)  NOTICE_UNDELIVERED×1',
       '        1 re-observed; 1 past SLA; oldest 14h04m; owner notification-owner',
       `        next: reckon breaks list --control RC06 --store ${store}`,
+      '  manifest NOT signed: no signer registry configured (signing.registry)',
       '  by owner:',
       '    Notification owner (notification-owner); contact Notification owner on-call; route notification-owner',
       '      RC06: 1 re-observed; 1 past SLA; oldest 14h04m',

@@ -20,6 +20,9 @@ const USAGE = `usage: reckon console --store DIR|s3://… [--config FILE] [--key
 
   serves the break console until interrupted; without a signing key it is read-only`;
 
+/** The usage of `reckon console` (`--help`). */
+export const usage = (): string => USAGE;
+
 /** Runs `reckon console`; resolves with 0 when the process is interrupted (SIGINT, SIGTERM). */
 export async function command(argv: string[], { io, settings }: CommandContext): Promise<number> {
   const { values } = parse(argv, {
