@@ -255,7 +255,8 @@ function writeBatch(dir: string, mangles: readonly Mangle[]): { file: string; da
     const base = Buffer.from(m.jsonl ? jsonlText(t) : csvText(t));
     const plain = applyOps(base, m.ops);
     let bytes = plain;
-    let must = mustQuarantine(plain) || plain.length === 0;
+    // An empty CSV is a file fault; an empty JSON Lines file is zero records (issue 19 item 8).
+    let must = mustQuarantine(plain) || (plain.length === 0 && !m.jsonl);
     if (m.gzip !== 'none') {
       bytes = gzipSync(plain);
       if (m.gzip === 'truncated') { bytes = bytes.subarray(0, m.cut % bytes.length); must = true; }
