@@ -12,7 +12,7 @@ import { ROOT } from './helpers/cli.js';
 /** The stages in flow order; side rooms (schedule … generate) and the command line come last. */
 export const STAGES = [
   'core', 'contract', 'store', 'signing', 'sources', 'load', 'controls', 'config', 'breaks', 'outputs', 'publish', 'alerts', 'run',
-  'schedule', 'report', 'evidence', 'athena', 'import', 'generate', 'console', 'cli',
+  'schedule', 'report', 'inspect', 'evidence', 'athena', 'import', 'generate', 'console', 'cli',
 ] as const;
 
 const PIPELINE = join(ROOT, 'pipeline');

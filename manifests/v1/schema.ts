@@ -32,9 +32,26 @@ export type Trigger = z.infer<typeof Trigger>;
 export const BreakState = z.enum(['OPEN', 'TRIAGED', 'CONTAINED', 'CORRECTED', 'VERIFIED', 'CLOSED']);
 export type BreakState = z.infer<typeof BreakState>;
 
-/** One difference as reported (CONTRACT §7). `record_time`: the record's window-column time, UTC. */
+/**
+ * A record behind a difference (pipeline/controls/records.ts): the side of the comparison it
+ * stands on, its dataset, source file (relative to the source location) and record number
+ * (1 = first data record of the file), and its key in its dataset.
+ */
+export const RecordRef = z.object({
+  side: z.string(), dataset: z.string(), file: z.string(), record_number: z.number().int().positive(), record_key: z.string(),
+});
+export type RecordRef = Readonly<z.infer<typeof RecordRef>>;
+
+/**
+ * One difference as reported (CONTRACT §7). `record_time`: the record's window-column time, UTC.
+ * `record_count` records stand behind it; `records` lists the first of them (at most
+ * RECORDS_LISTED, 4), every one is a row of the `difference_records` output. Both are absent in
+ * manifests written before they existed.
+ */
 export const ReportedDifference = z.object({
   kind: z.string(), key: z.string(), detail: z.string(), record_time: IsoUtc.nullable(), break_id: z.string().nullable(), disposition: Disposition,
+  record_count: z.number().int().nonnegative().optional(),
+  records: z.array(RecordRef).optional(),
 });
 export type ReportedDifference = Readonly<z.infer<typeof ReportedDifference>>;
 

@@ -22,6 +22,7 @@ import type { KeySource } from '../signing/signing-key.js';
 import { humanDuration, humanSeconds, secondsTextToMicros } from '../core/duration.js';
 import { ownerLine } from '../config/ownership.js';
 import { shellWord } from '../core/shell.js';
+import { listedRecords, type ListedRecords } from '../inspect/difference-records.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson, type CliIo } from './io.js';
 import type { CommandContext } from './command.js';
@@ -175,8 +176,9 @@ async function show(argv: string[], io: CliIo): Promise<number> {
   const summary = summarizeBreak(rec, ctx);
   const now = new Date();
   const proposals = rec.proposals.map((p) => proposalView(rec, p, ctx.config, now));
-  if (values.json) printJson(io, { ...summary, head_sha256: rec.head_sha256, events: rec.events, proofs: proofViews(rec), proposals, observations: rec.observations });
-  else io.stdout(showText(summary, rec, proposals, { store: ctx.store.location, unsigned: ctx.config.signing.unsigned }));
+  const records = summary.last_observed_run_id ? await listedRecords(ctx.store, summary.last_observed_run_id, rec.kind, rec.key) : undefined;
+  if (values.json) printJson(io, { ...summary, head_sha256: rec.head_sha256, events: rec.events, proofs: proofViews(rec), proposals, observations: rec.observations, records: records ?? null });
+  else io.stdout(showText(summary, rec, proposals, { store: ctx.store.location, unsigned: ctx.config.signing.unsigned }, recordsText(id, records)));
   return 0;
 }
 
@@ -322,7 +324,8 @@ function triageCommand(s: BreakSummary, opts: { store: string; unsigned: boolean
   return `reckon breaks advance ${s.break_id} --to TRIAGED --expected-version ${s.version} ${who} --owner ${s.routing?.owner ?? 'TEAM'} --classification TIMING|DUPLICATE|MISSING|VALUE|EXTERNAL --store ${shellWord(opts.store)}`;
 }
 
-function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnType<typeof proposalView>[], opts: { store: string; unsigned: boolean }): string {
+/** `breaks show` as text; `records` (recordsText) goes after the observations, before the next command. */
+function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnType<typeof proposalView>[], opts: { store: string; unsigned: boolean }, records = ''): string {
   const r = s.routing;
   const lines = [
     `${s.break_id}  ${s.control_id} ${s.kind} ${s.key}`,
@@ -338,7 +341,21 @@ function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnT
     ...(proposals.length ? ['proposals:', ...proposals.map((p) => `  v${p.version} ${p.from_state} → ${p.to_state} by ${p.actor}, approver ${p.approver ?? '-'}, ${p.at}: ${p.status.toUpperCase()}${p.withdrawal ? ` (withdrawn by ${p.withdrawal.actor} ${p.withdrawal.at})` : ''}  ${p.sha256.slice(0, 16)}`)] : []),
     'observations:',
     ...rec.observations.map((o) => `  ${o.observed_at} ${o.run_id} [${o.window.start}, ${o.window.end}) ${o.disposition} record ${o.record_time ?? '-'} as-of ${o.as_of ?? '-'}: ${o.detail}`),
-    ...(s.state === 'OPEN' ? [`next: ${triageCommand(s, opts)}`] : []),
   ];
-  return `${lines.join('\n')}\n`;
+  const next = s.state === 'OPEN' ? `next: ${triageCommand(s, opts)}\n` : '';
+  return `${lines.join('\n')}\n${records}${next}`;
+}
+
+/** The records behind the break's difference in the last run that observed it (its manifest lists the first few). */
+function recordsText(id: string, r: ListedRecords | undefined): string {
+  if (!r) return '';
+  if (r.record_count === null) return `records: run ${r.run_id} kept none (it ran before records were kept)\n`;
+  if (r.record_count === 0) return `records: none in the inputs of run ${r.run_id}\n`;
+  const rows = r.listed.map((x) => [x.side, x.dataset, x.file, `record ${x.record_number}`, x.record_key]);
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i].length)));
+  const more = r.record_count > r.listed.length ? `, the first ${r.listed.length} listed` : '';
+  return [
+    `records (run ${r.run_id}: ${r.record_count}${more}; reckon records --break ${id} prints their source rows):`,
+    ...rows.map((row) => `  ${row.map((c, i) => (i < 4 ? c.padEnd(widths[i]) : c)).join('  ')}`),
+  ].join('\n') + '\n';
 }

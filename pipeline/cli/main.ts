@@ -25,6 +25,8 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   report: () => import('./report-command.js'),
   import: () => import('./import-command.js'),
   console: () => import('./console-command.js'),
+  records: () => import('./records-command.js'),
+  quarantine: () => import('./quarantine-command.js'),
 };
 
 const USAGE = `usage: reckon <command> [options]
@@ -36,6 +38,9 @@ const USAGE = `usage: reckon <command> [options]
   reckon runs     [--store DIR] [--window START/END] [--json]      (published runs, oldest first, with alerts)
   reckon manifest verify [--store DIR] [--run RUN_ID] [--json]
   reckon breaks   list|show|advance …          (reckon breaks list --help, …)
+  reckon records  (--break B | --run R|latest --kind K --key KEY) [--store DIR] [--json]
+                                               (the records behind a difference, with their source rows)
+  reckon quarantine list|show N [--run R|latest] [--store DIR] [--json]
   reckon generate --orders N --date D --out DIR [--seed S] [--format csv|parquet]
   reckon schedule --plan nightly|intraday …    (reckon schedule --help; --dry-run shows the windows)
   reckon athena   ddl|query …                  (reckon athena ddl --help, …)

@@ -19,6 +19,7 @@ import { runWindow, TRIGGERS, type RunRequest, type RunResult, type Trigger } fr
 import { windowForDate, windowForRange } from '../contract/window.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
+import { oneLine } from './text.js';
 import type { CommandContext } from './command.js';
 
 export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
@@ -110,8 +111,6 @@ async function runRegistry(config: LoadedConfig): Promise<SignerRegistry | null>
 /** Most quarantine entries printed on stderr, one line each; the rest are counted, never dropped from the manifest or the output. */
 export const QUARANTINE_LINES_MAX = 50;
 
-/** Control characters (a newline in a file name, a NUL in a value) shown as \xNN so one entry is one line. */
-const oneLine = (s: string) => s.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 
 /**
  * Human-readable stderr lines for a run's quarantine (CONTRACT §2): one line per entry (dataset
@@ -162,6 +161,7 @@ export function jsonSummary(r: RunResult, steps: NextSteps, config: Config, defi
         const o = defs.has(c.control_id) ? ownershipOf(config, defs.get(c.control_id)!, d.kind) : null;
         return {
           kind: d.kind, key: d.key, detail: d.detail, break_id: d.break_id, disposition: d.disposition, record_time: d.record_time,
+          ...(d.record_count !== undefined ? { record_count: d.record_count, records: d.records ?? [] } : {}),
           owner: o?.owner ?? null, runbook: o?.runbook.id ?? null, age_s: b?.age_s ?? null, sla_s: b?.sla_s ?? null, sla_breached: b?.sla_breached ?? null,
         };
       }),

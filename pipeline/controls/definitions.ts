@@ -8,6 +8,8 @@
  *   differences.sql rows (kind, key, detail, record_time_us): zero rows means clean. It may hold
  *                   several queries (one per kind, say): the rows of every query are the
  *                   differences, so no single statement has to hold every kind's joins at once
+ *   records.sql     (optional) rows (kind, key, side, dataset, source, record_key): the records
+ *                   behind each difference, joined from `control_differences` (records.ts)
  *   readiness.sql   (optional) rows (reason): extra readiness conditions beyond watermarks
  *   assertions.sql  (optional) rows (message): internal invariants; any row stops the run (exit 70)
  * Loading parses and validates each definition, reads its SQL, and runs the table check
@@ -22,6 +24,7 @@ import { InternalError, invariant } from '../core/errors.js';
 import { REPO_ROOT, repoPath } from '../core/paths.js';
 import { DATASETS } from '../contract/datasets.js';
 import { loadCommonSql } from './common-sql.js';
+import { CONTROL_DIFFERENCES_TABLE } from './records.js';
 import { SqlNames } from './parse-tree.js';
 import { controlTableProblems } from './table-check.js';
 
@@ -68,7 +71,7 @@ const ControlDefinitionSchema = z.object({
 }).strict();
 
 /** The SQL files of a control, in the order evaluation runs them. */
-export const SQL_PARTS = ['prepare', 'totals', 'differences', 'readiness', 'assertions'] as const;
+export const SQL_PARTS = ['prepare', 'totals', 'differences', 'records', 'readiness', 'assertions'] as const;
 
 /** One of a control's SQL files. */
 export type SqlPart = (typeof SQL_PARTS)[number];
@@ -118,7 +121,10 @@ export async function loadControls(roots: ControlRoots = {}): Promise<ControlDef
     const common = await loadCommonSql(parser);
     const problems: string[] = [];
     for (const def of defs) {
-      const files = SQL_PARTS.filter((p) => def.sql[p] !== undefined).map((p) => ({ path: def.sqlPaths[p]!, text: def.sql[p]! }));
+      // records.sql may read the control's differences, which the pipeline provides (records.ts).
+      const files = SQL_PARTS.filter((p) => def.sql[p] !== undefined).map((p) => ({
+        path: def.sqlPaths[p]!, text: def.sql[p]!, ...(p === 'records' ? { provided: [CONTROL_DIFFERENCES_TABLE] } : {}),
+      }));
       problems.push(...await controlTableProblems(parser, { control_id: def.control_id, reads: def.reads, definitionPath: def.definitionFile.path, files }, common));
     }
     if (problems.length) throw new InternalError(`control SQL refused by the table check (a control reads only the datasets its definition declares):\n  ${problems.join('\n  ')}`);

@@ -1,8 +1,9 @@
 /**
  * Evaluating one control against the loaded tables (CONTRACT §4): its prepare.sql, then its totals,
- * its differences (one per kind and key, merged and sorted), its readiness conditions and its
- * assertions; then the temp objects it created are dropped. The caller sets the session variables
- * (window, as-of, params) first; evaluation reads nothing else of the run.
+ * its differences (one per kind and key, merged and sorted), the records behind them (records.ts),
+ * its readiness conditions and its assertions; then the temp objects it created are dropped. The
+ * caller sets the session variables (window, as-of, params) first; evaluation reads nothing else
+ * of the run.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { InputError, InternalError, invariant } from '../core/errors.js';
@@ -12,6 +13,7 @@ import { queryEach, queryScript, runScript } from './sql-scripts.js';
 import { INLINE_TOTAL_KEYS } from '../core/settings.js';
 import { evaluateTotals, LARGE_TOTALS_TABLE, type EvaluationLimits, type LargeTotal, type Totals } from './totals.js';
 import { assertNoFloat, isNumericOverflow, withWideMoney } from './wide.js';
+import { evaluateRecords, DIFFERENCE_RECORDS_TABLE, RECORDS_LISTED, type DifferenceRecords } from './records.js';
 
 /** The columns of every query of a differences.sql, in this order. */
 const DIFFERENCE_COLUMNS = ['kind', 'key', 'detail', 'record_time_us'] as const;
@@ -30,6 +32,10 @@ export interface ControlEvaluation {
   /** Keyed totals too large to list inline (absent when there are none). */
   readonly large_totals?: Record<string, LargeTotal>;
   readonly differences: RawDifference[];
+  /** The records behind the differences (records.ts differenceKey → count and first records); empty without records.sql. */
+  readonly records: ReadonlyMap<string, DifferenceRecords>;
+  /** Milliseconds records.sql took (0 without one). */
+  readonly records_ms: number;
   readonly readiness: string[];
   /** Set when the fast path overflowed and the control was computed with BIGNUM money (wide.ts). */
   readonly wide?: true;
@@ -93,11 +99,13 @@ function explainFailure(def: ControlDefinition, e: unknown): unknown {
   return e;
 }
 
-/** Drops what a failed evaluation of `def` left: its temp objects and its rows of LARGE_TOTALS_TABLE. */
+/** Drops what a failed evaluation of `def` left: its temp objects and its rows of LARGE_TOTALS_TABLE and DIFFERENCE_RECORDS_TABLE. */
 async function undoEvaluation(conn: DuckDBConnection, def: ControlDefinition): Promise<void> {
   await dropControlObjects(conn, def);
-  const exists = await queryScript(conn, `SELECT count(*)::VARCHAR AS n FROM duckdb_tables() WHERE database_name = 'temp' AND table_name = '${LARGE_TOTALS_TABLE}'`);
-  if (exists[0]?.n !== '0') await conn.run(`DELETE FROM ${LARGE_TOTALS_TABLE} WHERE control_id = '${def.control_id}'`);
+  for (const table of [LARGE_TOTALS_TABLE, DIFFERENCE_RECORDS_TABLE]) {
+    const exists = await queryScript(conn, `SELECT count(*)::VARCHAR AS n FROM duckdb_tables() WHERE database_name = 'temp' AND table_name = '${table}'`);
+    if (exists[0]?.n !== '0') await conn.run(`DELETE FROM ${table} WHERE control_id = '${def.control_id}'`);
+  }
 }
 
 /**
@@ -116,12 +124,17 @@ async function evaluate(conn: DuckDBConnection, def: ControlDefinition, limits: 
   if (def.sql.prepare) await runScript(conn, def.sql.prepare);
   const { inline: totals, large } = await evaluateTotals(conn, def, limits.inlineTotalKeys);
   const differences = mergeDifferences(checkKinds(def, sortDifferences(await queryDifferences(conn, def))));
+  const t0 = performance.now();
+  const records = def.sql.records
+    ? await evaluateRecords(conn, { control_id: def.control_id, reads: def.reads, sql: def.sql.records, path: def.sqlPaths.records! }, differences, limits.recordsListed ?? RECORDS_LISTED)
+    : new Map<string, DifferenceRecords>();
+  const records_ms = Math.round(performance.now() - t0);
   const readiness = def.sql.readiness ? (await queryScript(conn, def.sql.readiness)).map((r) => r.reason ?? 'not ready') : [];
   if (def.sql.assertions) {
     const broken = await queryScript(conn, def.sql.assertions);
     if (broken.length) throw new InternalError(`${def.control_id} invariant broken: ${broken.map((b) => b.message).join('; ')}`);
   }
-  return { totals, differences, readiness, ...(Object.keys(large).length ? { large_totals: large } : {}) };
+  return { totals, differences, records, records_ms, readiness, ...(Object.keys(large).length ? { large_totals: large } : {}) };
 }
 
 /** The rows of every query of differences.sql; a malformed script names its file. */

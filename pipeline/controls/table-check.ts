@@ -7,6 +7,7 @@
  *   declares every dataset that object reads; an object's datasets are those its own statement
  *   names plus those of the shared objects it names, so `order_current` reads `orders`;
  * - a temp table or view the control created earlier in its own scripts (named `rcNN_…`);
+ * - a table the pipeline provides to that file (records.sql: `control_differences`);
  * - a CTE of the same statement (a CTE may not take a dataset's or a shared object's name);
  * - a table function over nothing: range, generate_series, unnest.
  * Anything else (an undeclared dataset, a raw load table, a file path, read_csv, query_table) is
@@ -50,6 +51,8 @@ export interface SharedNames {
 export interface SqlFile {
   readonly path: string;
   readonly text: string;
+  /** Tables the pipeline provides while this file runs (records.sql: `control_differences`). */
+  readonly provided?: readonly string[];
 }
 
 /** A statement of a file, located for messages: `statement 2 (line 14: CREATE … rc01_scope AS …)`. */
@@ -131,7 +134,7 @@ export interface CheckedControl {
   readonly reads: readonly string[];
   /** Path of its control.json, as shown in messages. */
   readonly definitionPath: string;
-  /** Its SQL files in evaluation order (prepare, totals, differences, readiness, assertions). */
+  /** Its SQL files in evaluation order (prepare, totals, differences, records, readiness, assertions). */
   readonly files: readonly SqlFile[];
 }
 
@@ -146,7 +149,8 @@ export async function controlTableProblems(parser: SqlNames, control: CheckedCon
     const at = `${control.control_id}: ${s.at}`;
     if (!s.names) { problems.push(`${at} cannot be checked: ${s.unreadable}`); continue; }
     problems.push(...shadowingCtes(s.names, shared.objects, at));
-    problems.push(...statementProblems(control, shared, own, s.names).map((p) => `${at} ${p}`));
+    const visible = s.file.provided?.length ? new Set([...own, ...s.file.provided]) : own;
+    problems.push(...statementProblems(control, shared, visible, s.names).map((p) => `${at} ${p}`));
     if (s.names.creates) own.add(s.names.creates.name);
   }
   return problems;

@@ -29,6 +29,8 @@ export interface LargeTotal {
 export interface EvaluationLimits {
   /** Keyed totals with more keys than this become LargeTotals (`RECKON_INLINE_TOTAL_KEYS`, default INLINE_TOTAL_KEYS). */
   readonly inlineTotalKeys: number;
+  /** Records listed per difference in the manifest and `--json` (records.ts; default RECORDS_LISTED). */
+  readonly recordsListed?: number;
 }
 
 /** DuckDB table holding the entries of every LargeTotal of a run: (control_id, name, dim, value), all text. */

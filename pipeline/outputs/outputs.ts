@@ -1,5 +1,5 @@
 /**
- * Output tables as Parquet (CONTRACT §6): `runs`, `control_totals`, `differences`, `quarantine`
+ * Output tables as Parquet (CONTRACT §6): `runs`, `control_totals`, `differences`, `difference_records`, `quarantine`
  * (and any further tables passed in, such as the break tables), under Hive-style partitions
  * `outputs/<table>/window_date=YYYY-MM-DD/run=<run_id>/part-00000.parquet`, laid out so that
  * Athena reads them correctly:
@@ -59,6 +59,14 @@ export const OUTPUT_TABLES: Readonly<Record<string, readonly OutputColumn[]>> = 
     { name: 'control_id', parquet: 'VARCHAR' }, { name: 'status', parquet: 'VARCHAR' }, { name: 'kind', parquet: 'VARCHAR' },
     { name: 'key', parquet: 'VARCHAR' }, { name: 'detail', parquet: 'VARCHAR' }, { name: 'record_time', parquet: 'TIMESTAMP_MS' },
     { name: 'record_time_text', parquet: 'VARCHAR' }, { name: 'break_id', parquet: 'VARCHAR' }, { name: 'disposition', parquet: 'VARCHAR' },
+  ],
+  // The records behind each difference (controls/records.ts), every one: join with `differences`
+  // on (run_id, control_id, kind, key). `file` is relative to the run's source location.
+  difference_records: [
+    { name: 'run_id', parquet: 'VARCHAR' }, { name: 'window_start', parquet: 'TIMESTAMP_MS' }, { name: 'window_end', parquet: 'TIMESTAMP_MS' },
+    { name: 'control_id', parquet: 'VARCHAR' }, { name: 'kind', parquet: 'VARCHAR' }, { name: 'key', parquet: 'VARCHAR' },
+    { name: 'side', parquet: 'VARCHAR' }, { name: 'dataset', parquet: 'VARCHAR' }, { name: 'file', parquet: 'VARCHAR' },
+    { name: 'record_number', parquet: 'BIGINT' }, { name: 'record_key', parquet: 'VARCHAR' },
   ],
   quarantine: [
     { name: 'run_id', parquet: 'VARCHAR' }, { name: 'window_start', parquet: 'TIMESTAMP_MS' }, { name: 'dataset', parquet: 'VARCHAR' },

@@ -11,6 +11,7 @@ import { loadCommonSql, runCommonSql } from '../controls/common-sql.js';
 import type { ControlDefinition } from '../controls/definitions.js';
 import { evaluateControl, type RawDifference } from '../controls/evaluation.js';
 import { LARGE_TOTALS_TABLE } from '../controls/totals.js';
+import { differenceKey, ensureRecordsTable } from '../controls/records.js';
 import { ConfigError } from '../core/errors.js';
 import { silentProgress } from '../core/progress.js';
 import { formatMicros } from '../contract/values.js';
@@ -26,6 +27,7 @@ export async function evaluateControls(ctx: RunContext, inputs: LoadedInputs): P
     ctx.progress.doing = 'computing the shared tables (sql/common)';
     // Only the shared tables whose datasets this run loaded: the others would name missing tables.
     await runCommonSql(inputs.conn, common, inputs.loaded.datasets.map((d) => d.dataset));
+    await ensureRecordsTable(inputs.conn);
     const out: ControlResult[] = [];
     for (const def of ctx.req.controls.selected) out.push(await evaluateOne(ctx, inputs, def, notes));
     return out;
@@ -52,12 +54,17 @@ async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDe
     control_id: def.control_id, status, as_of: asOfMicros === null ? null : formatMicros(asOfMicros),
     readiness: { ready: reasons.length === 0, reasons }, quarantined_datasets: quarantined, totals: ev.totals,
     ...(ev.large_totals ? { large_totals: ev.large_totals } : {}),
-    differences: diffs.map((d) => ({
-      kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time, break_id: null,
-      disposition: (provisional ? 'PROVISIONAL' : d.timing ? 'TIMING' : 'OPENED') satisfies Disposition,
-    })),
+    differences: diffs.map((d) => {
+      const records = ev.records.get(differenceKey(d.kind, d.key));
+      return {
+        kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time, break_id: null,
+        disposition: (provisional ? 'PROVISIONAL' : d.timing ? 'TIMING' : 'OPENED') satisfies Disposition,
+        record_count: records?.count ?? 0, records: [...(records?.listed ?? [])],
+      };
+    }),
   };
   ctx.timings[`control_${def.control_id.toLowerCase()}_ms`] = Math.round(performance.now() - t0);
+  ctx.timings[`control_${def.control_id.toLowerCase()}_records_ms`] = ev.records_ms;
   ctx.logger.info(`${status}: ${diffs.length} difference(s)`, { control: def.control_id, status, differences: diffs.length });
   return result;
 }

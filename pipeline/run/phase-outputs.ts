@@ -1,13 +1,14 @@
 /**
  * Phase 5, outputs (CONTRACT §6): the rows of every output table, keyed by column name (runs,
- * control_totals, differences, quarantine, and the break tables' snapshot of the store as it will
- * be once the run's planned break objects are written), written to Parquet in the scratch folder
- * and staged under `_staging/<run>/` beside the plan. Nothing is visible to readers yet. Fault
- * point `staged` (staged, no manifest).
+ * control_totals, differences, difference_records, quarantine, and the break tables' snapshot of
+ * the store as it will be once the run's planned break objects are written), written to Parquet in
+ * the scratch folder and staged under `_staging/<run>/` beside the plan. Nothing is visible to
+ * readers yet. Fault point `staged` (staged, no manifest).
  */
 import { join } from 'node:path';
 import type { ControlResult } from '../../manifests/v1/schema.js';
 import { LARGE_TOTALS_TABLE } from '../controls/totals.js';
+import { DIFFERENCE_RECORDS_TABLE } from '../controls/records.js';
 import { statusExitCode } from '../core/outcome.js';
 import { literal } from '../core/sql-text.js';
 import { windowDate } from '../contract/window.js';
@@ -25,7 +26,7 @@ export async function writeRunOutputs(ctx: RunContext, inputs: LoadedInputs, set
   const outputs = await timed(ctx.timings, 'outputs_ms', async () => {
     const breakRows = await breakOutputRows(overlay(ctx.store, settled.plan.objects), { runId, config: req.config.config, controls: req.controls.all });
     const rows = { ...outputRows(ctx, settled, inputs.loaded), ...breakRows };
-    const files = await writeOutputs(inputs.conn, join(ctx.scratch, 'staging'), windowDate(req.window), runId, rows, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, largeTotalRows(ctx, settled.results));
+    const files = await writeOutputs(inputs.conn, join(ctx.scratch, 'staging'), windowDate(req.window), runId, rows, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, { ...largeTotalRows(ctx, settled.results), ...recordRows(ctx) });
     await stageOutputs(ctx.store, runId, files);
     return files;
   });
@@ -75,5 +76,20 @@ function largeTotalRows(ctx: RunContext, results: readonly ControlResult[]): Out
   return {
     control_totals: `SELECT ${literal(runId)} AS run_id, ${literal(req.window.start)} AS window_start, ${literal(req.window.end)} AS window_end, control_id, `
       + `${status} AS status, name AS total_name, dim, value AS value_text, value AS value_decimal, value AS value_integer FROM ${LARGE_TOTALS_TABLE}`,
+  };
+}
+
+/**
+ * The query selecting the difference_records rows (DIFFERENCE_RECORDS_TABLE, filled by each
+ * control's records.sql and never read into JavaScript whole), in the order of control, kind, key,
+ * side, dataset, file and record number, as text columns named as the table's.
+ */
+function recordRows(ctx: RunContext): OutputQueries {
+  const { runId, req } = ctx;
+  return {
+    difference_records: `SELECT ${literal(runId)} AS run_id, ${literal(req.window.start)} AS window_start, ${literal(req.window.end)} AS window_end, `
+      + `r.control_id, r.kind, r.key, r.side, r.dataset, r.file, r.record_number::VARCHAR AS record_number, r.record_key FROM ${DIFFERENCE_RECORDS_TABLE} r `
+      // Qualified: the bare name would sort by the text alias (10 before 9).
+      + 'ORDER BY r.control_id, r.kind, r.key, r.side, r.dataset, r.file, r.record_number',
   };
 }
