@@ -46,7 +46,7 @@ describe('athena ddl', () => {
   it('covers every output table and the break tables, with both views', () => {
     const ddl = athenaDdl({ ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, { database: 'reckon', store: 's3://acme-recon' });
     expect(ddl.map((s) => `${s.kind}:${s.name}`)).toEqual([
-      'database:reckon', 'table:break_events', 'table:breaks', 'table:control_totals', 'table:differences', 'table:quarantine', 'table:runs',
+      'database:reckon', 'table:break_events', 'table:breaks', 'table:control_totals', 'table:difference_records', 'table:differences', 'table:quarantine', 'table:runs',
       'view:latest_accepted_runs', 'view:open_breaks_by_age',
     ]);
     expect(ddl.find((s) => s.name === 'quarantine')!.sql).toContain("LOCATION 's3://acme-recon/outputs/quarantine/'");
@@ -122,8 +122,8 @@ describe('writeOutputs types', () => {
       });
       const out1 = await writeOutputs(conn, join(dir, 'a'), '2026-11-02', 'run-1', { runs: [runRow('run-1', '2026-11-03T02:00:00Z')], breaks: [breakRow('run-1', 'b1', 'OPEN', '100.5'), breakRow('run-1', 'b2', 'OPEN', '50')] }, tables);
       const out2 = await writeOutputs(conn, join(dir, 'a'), '2026-11-02', 'run-2', { runs: [runRow('run-2', '2026-11-03T03:00:00Z')], breaks: [breakRow('run-2', 'b1', 'CLOSED', '3700.5'), breakRow('run-2', 'b2', 'TRIAGED', '3650.000001')] }, tables);
-      expect(out1.map((o) => o.table)).toEqual(['control_totals', 'differences', 'quarantine', 'breaks', 'break_events', 'runs']);
-      expect(out2.length).toBe(6);
+      expect(out1.map((o) => o.table)).toEqual(['control_totals', 'differences', 'difference_records', 'quarantine', 'breaks', 'break_events', 'runs']);
+      expect(out2.length).toBe(7);
       const ddl = athenaDdl(tables, { database: 'recon', store: 's3://acme-recon' });
       await conn.run('CREATE SCHEMA recon');
       for (const t of ddl.filter((s) => s.kind === 'table')) {
