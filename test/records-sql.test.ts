@@ -3,12 +3,17 @@
  * every query's rows are kept in DuckDB, the first RECORDS_LISTED of each difference come back
  * (a record of each side first) with its count, and a row the control may not give (a (kind, key)
  * that is not one of its differences, a dataset it does not read, no lineage) stops the run as an
- * InternalError naming the file.
+ * InternalError naming the file. And the table check: records.sql reads only declared datasets,
+ * its control's own objects and `control_differences`, which no other file may read.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { InternalError } from '../pipeline/core/errors.js';
-import { DIFFERENCE_RECORDS_TABLE, differenceKey, evaluateRecords } from '../pipeline/controls/records.js';
+import { CONTROL_DIFFERENCES_TABLE, DIFFERENCE_RECORDS_TABLE, differenceKey, evaluateRecords } from '../pipeline/controls/records.js';
+import { loadCommonSql } from '../pipeline/controls/common-sql.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
+import { SqlNames } from '../pipeline/controls/parse-tree.js';
+import { controlTableProblems } from '../pipeline/controls/table-check.js';
 
 let instance: DuckDBInstance;
 let conn: DuckDBConnection;
@@ -25,7 +30,7 @@ afterAll(() => {
   instance.closeSync();
 });
 
-const script = (sql: string, reads = ['executions', 'venue_fills']) => ({ control_id: 'RC02', reads, sql });
+const script = (sql: string, reads = ['executions', 'venue_fills']) => ({ control_id: 'RC02', reads, sql, path: 'sql/rc02/records.sql' });
 const DIFFS = [{ kind: 'FILL_QTY_MISMATCH', key: 'V|1' }, { kind: 'FILL_MISSING_VENUE', key: 'V|2' }];
 const BOTH_SIDES = `
   CREATE OR REPLACE TEMP TABLE rc02_probe AS SELECT 1 AS x;
@@ -85,5 +90,31 @@ describe('evaluateRecords', () => {
     await expect(evaluateRecords(conn, script('CREATE OR REPLACE TEMP TABLE rc02_x AS SELECT 1 AS x;'), DIFFS)).rejects.toThrow('sql/rc02/records.sql: the script holds no query');
     await expect(evaluateRecords(conn, script(`SELECT 'K' AS kind, 'k' AS key, 's' AS side, 'executions' AS dataset, 'f:000000000001' AS source;`), DIFFS))
       .rejects.toThrow('sql/rc02/records.sql: query 1 returns columns (kind, key, side, dataset, source), not (kind, key, side, dataset, source, record_key)');
+  });
+});
+
+describe('the table check of records.sql', () => {
+  const parser = new SqlNames();
+  afterAll(() => parser.close());
+  const check = async (files: { path: string; text: string; provided?: string[] }[]) => (await controlTableProblems(parser, {
+    control_id: 'RC92', reads: ['executions'], definitionPath: 'controls/rc92/control.json', files,
+  }, await loadCommonSql(parser))).map((p) => p.replace(/ \(line \d+: .*?\)(?= reads)/, ''));
+  const records = `SELECT d.kind, d.key, 'internal' AS side, 'executions' AS dataset, e._source AS source, e.execution_id AS record_key
+    FROM ${CONTROL_DIFFERENCES_TABLE} d JOIN executions e ON e.execution_id = d.key`;
+
+  it('lets records.sql read control_differences, and only records.sql', async () => {
+    expect(await check([{ path: 'sql/rc92/records.sql', text: records, provided: [CONTROL_DIFFERENCES_TABLE] }])).toEqual([]);
+    expect(await check([{ path: 'sql/rc92/differences.sql', text: records }])).toEqual([
+      'RC92: sql/rc92/differences.sql statement 1 reads control_differences, which is neither a dataset, an object of sql/common nor a table this control created earlier',
+    ]);
+    expect(await check([{ path: 'sql/rc92/records.sql', text: `${records} JOIN orders o ON o.order_id = e.order_id`, provided: [CONTROL_DIFFERENCES_TABLE] }])).toEqual([
+      'RC92: sql/rc92/records.sql statement 1 reads dataset orders; controls/rc92/control.json does not declare it (its "reads": executions)',
+    ]);
+  });
+
+  it('passes every control’s records.sql of the repository (loading them runs the check)', async () => {
+    const defs = await loadControls();
+    expect(defs.filter((d) => d.sql.records !== undefined).map((d) => d.sqlPaths.records)).toEqual(
+      ['RC01', 'RC02', 'RC03', 'RC04', 'RC05', 'RC06'].map((c) => `sql/${c.toLowerCase()}/records.sql`));
   });
 });
