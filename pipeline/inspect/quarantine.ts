@@ -4,22 +4,14 @@
  * manifest lists (at most 1000, raw text cut at 2048 characters), saying so. Entries are numbered
  * from 1 in the order the run listed them (dataset, then file, then record).
  */
+import type { QuarantineEntry } from '../load/load.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { StoredManifest } from '../report/run-view.js';
 import { readOutput, type OutputRead, type Reader } from './run-outputs.js';
 
-/** One quarantine entry as the run recorded it, with its number in the run's list. */
-export interface QuarantineItem {
+/** One quarantine entry as the run recorded it (load.ts QuarantineEntry), with its number in the run's list. */
+export interface QuarantineItem extends QuarantineEntry {
   readonly number: number;
-  readonly dataset: string;
-  readonly file: string;
-  /** Record number (1 = first data record) and the line it starts on; null for an entry about a whole file. */
-  readonly row: number | null;
-  readonly line: number | null;
-  readonly column: string | null;
-  readonly rule: string;
-  readonly message: string;
-  readonly raw: string;
 }
 
 /** A run's quarantine as read back. */
