@@ -35,7 +35,7 @@ WHERE d.kind = 'EXECUTION_UNKNOWN_ORDER';
 
 SELECT d.kind, d.key, 'order' AS side, 'orders' AS dataset, o._source AS source, o.order_id || '|' || o.order_version AS record_key
 FROM control_differences d
-JOIN (SELECT DISTINCT execution_id, order_id FROM executions) e ON e.execution_id = d.key
+JOIN executions e ON e.execution_id = d.key
 JOIN orders o ON o.order_id = e.order_id
 WHERE d.kind = 'EXECUTION_UNKNOWN_ORDER';
 
