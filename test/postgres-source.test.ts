@@ -25,7 +25,7 @@ import { windowForDate } from '../pipeline/contract/window.js';
 import { ConfigError } from '../pipeline/core/errors.js';
 import { runWindow, type RunResult } from '../pipeline/run/run-window.js';
 import { prepareSources } from '../pipeline/sources/source-plan.js';
-import { reckon, reckonAsync, ROOT } from './helpers/cli.js';
+import { reckon, reckonAsync, reckonIn, ROOT } from './helpers/cli.js';
 import { freePort, giveToServer, startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { checkpointQuery, copyRows, createDatasetTable, loadSourcesIntoPostgres } from './helpers/postgres-sample.js';
 
@@ -157,7 +157,8 @@ describe('a run from PostgreSQL', () => {
       databases: { authority: conn('authority') },
       datasets: { ...allFrom('authority', fromDb), venue_fills: { location: SAMPLE }, bank_statements: { location: SAMPLE } },
     });
-    const r = await runIn(file);
+    const store = join(dir, 'store-mixed');
+    const r = await runIn(file, [], store);
     expect(r.results_digest).toBe(FILES_DIGEST);
     const origins = Object.fromEntries(Object.entries(r.manifestDoc.sources.datasets).map(([d, x]) => [d, x.origin]));
     expect(origins.orders).toEqual({ kind: 'database', database: 'authority' });
@@ -166,6 +167,14 @@ describe('a run from PostgreSQL', () => {
     expect(Object.keys(r.manifestDoc.sources.databases!.authority.datasets)).toEqual(fromDb);
     expect(r.manifestDoc.sources.datasets.venue_fills.objects.map((o) => o.path)).toEqual(['venue_fills/part-00001.csv']);
     expect(r.manifestDoc.sources.datasets.venue_fills.watermark.source).toBe('declared');
+    // The records behind a difference name the extract as its quarantine entries do (docs/records.md).
+    const qty = r.manifestDoc.results.find((c) => c.control_id === 'RC02')!.differences.find((d) => d.kind === 'FILL_QTY_MISMATCH')!;
+    expect(qty.records!.map((x) => [x.side, x.dataset, x.file, x.record_key])).toEqual([
+      ['internal', 'executions', 'db:authority/executions', 'EXE-000205-1'], ['venue', 'venue_fills', 'venue_fills/part-00001.csv', 'XTKS|VF-000205-1'],
+    ]);
+    const shown = await reckonIn(['records', '--run', r.run_id, '--kind', qty.kind, '--key', qty.key, '--store', store, '--json']);
+    expect(shown.json.records.map((x: { source: { state: string } }) => x.source.state)).toEqual(['remote', 'verified']);
+    expect(shown.json.records[0].source.message).toContain('is the extract of database authority');
   });
 
   it('without a default location, a dataset the file does not list is absent: no rows, no watermark', async () => {

@@ -250,3 +250,27 @@ describe('records and quarantine when inputs or outputs are gone or changed', ()
     expect(text.stdout).toContain('the 4 the manifest lists are shown');
   });
 });
+
+describe('records of a sources file run read back from each dataset’s own location', () => {
+  const tmp = scratchDir('reckon-records-file-');
+  const store = join(tmp.dir, 'store');
+
+  beforeAll(() => {
+    // executions from a folder of their own, everything else from the default (docs/postgres.md).
+    cpSync(join(DAY, 'executions'), join(tmp.dir, 'elsewhere', 'executions'), { recursive: true });
+    writeFileSync(join(tmp.dir, 'sources.json'), JSON.stringify({ default: DAY, datasets: { executions: { location: './elsewhere' } } }));
+  });
+  afterAll(() => tmp.cleanup());
+
+  it('verifies each file against the folder its dataset came from, not the sources file', async () => {
+    const run = await reckonIn(['run', '--date', '2026-11-02', '--sources', join(tmp.dir, 'sources.json'), '--store', store, '--json', '--quiet']);
+    expect(run.code).toBe(1);
+    expect(run.json.results_digest).toBe(DIGEST);
+    const r = await reckonIn(['records', '--run', 'latest', '--kind', 'FILL_QTY_MISMATCH', '--key', 'XTKS|VF-000205-1', '--store', store, '--json']);
+    expect(r.code).toBe(0);
+    expect(r.json.records.map((x: Shown) => [x.side, x.file, x.source.state])).toEqual([
+      ['internal', 'executions/part-00001.jsonl', 'verified'], ['venue', 'venue_fills/part-00001.csv', 'verified'],
+    ]);
+    expect(r.json.records[0].source.raw).toContain('"venue_fill_id":"VF-000205-1"');
+  });
+});

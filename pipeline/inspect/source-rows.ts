@@ -2,7 +2,7 @@
  * The raw source rows behind a run's records and quarantine entries (issue 19), read from the
  * run's inputs where they still are: a local source location recorded in the manifest, each file
  * checked against the SHA-256 the run recorded for it before a row is shown. A file that is gone,
- * changed since the run, outside the location or on S3 is reported as such, and none of its rows
+ * changed since the run, outside the location, on S3 or in a database is reported as such, and none of its rows
  * is shown. Records are found by record number (1 = first data record, the numbering of the loader
  * and the quarantine) with the same readers the loader used, so the row shown is the row the run read.
  */
@@ -35,7 +35,7 @@ export class SourceFiles {
 
   constructor(private readonly manifest: ManifestV1, private readonly reader: Reader) {}
 
-  /** The location the run read (a local folder or `s3://…`). */
+  /** The location the run read (a local folder, `s3://…`, or the sources file naming each dataset's own). */
   get location(): string { return this.manifest.sources.location; }
 
   /**
@@ -50,9 +50,15 @@ export class SourceFiles {
   }
 
   private async read(dataset: string, file: string, recordNumbers: readonly number[]): Promise<SourceFileRead> {
-    const { location } = this;
-    const object = this.manifest.sources.datasets[dataset]?.objects.find((o) => o.path === file);
+    const entry = this.manifest.sources.datasets[dataset];
+    const object = entry?.objects.find((o) => o.path === file);
     if (!object) return { state: 'unknown', message: `the manifest lists no input ${file} of ${dataset}` };
+    const origin = entry!.origin;
+    if (origin?.kind === 'database') {
+      return { state: 'remote', message: `${file} is the extract of database ${origin.database} (its SQL in the manifest's sources.databases.${origin.database}.datasets.${dataset}, extract SHA-256 ${object.sha256}): database rows are not read back here; the record number is the row's place in the extract sorted by its key` };
+    }
+    // A sources file run read each dataset from its own location; a folder run, all from one.
+    const location = origin?.kind === 'folder' || origin?.kind === 's3' ? origin.location : this.location;
     if (location.startsWith('s3://')) {
       return { state: 'remote', message: `${file} was read from ${location} (S3): remote sources are not read back here; fetch ${location.replace(/\/$/, '')}/${file} (SHA-256 ${object.sha256}) to see it` };
     }

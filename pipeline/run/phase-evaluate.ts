@@ -11,12 +11,13 @@ import { loadCommonSql, runCommonSql } from '../controls/common-sql.js';
 import type { ControlDefinition } from '../controls/definitions.js';
 import { evaluateControl, type RawDifference } from '../controls/evaluation.js';
 import { LARGE_TOTALS_TABLE } from '../controls/totals.js';
-import { differenceKey, ensureRecordsTable } from '../controls/records.js';
+import { DIFFERENCE_RECORDS_TABLE, differenceKey, ensureRecordsTable, type RecordRef } from '../controls/records.js';
 import { ConfigError } from '../core/errors.js';
 import { silentProgress } from '../core/progress.js';
 import { formatMicros } from '../contract/values.js';
 import type { Window } from '../contract/window.js';
 import { checkViewFiles, type DatasetLoad } from '../load/load.js';
+import { extractFileLabels } from '../sources/postgres/label.js';
 import { timed, type EvaluatedControls, type LoadedInputs, type RunContext } from './context.js';
 
 /** Evaluates every selected control; records per-control timings and what DuckDB is doing in `ctx.progress`. */
@@ -30,11 +31,25 @@ export async function evaluateControls(ctx: RunContext, inputs: LoadedInputs): P
     await ensureRecordsTable(inputs.conn);
     const out: ControlResult[] = [];
     for (const def of ctx.req.controls.selected) out.push(await evaluateOne(ctx, inputs, def, notes));
+    await labelExtractRecords(inputs);
     return out;
   });
   notes.push(...await wideTotalNotes(inputs.conn, results));
   await checkViewFiles(inputs.loaded);
   return { results, commonSql: common.files, notes };
+}
+
+/** A database extract's records name it as its quarantine entries and manifest object do (`db:<database>/<dataset>`), in DuckDB. */
+async function labelExtractRecords(inputs: LoadedInputs): Promise<void> {
+  for (const x of extractFileLabels(inputs.located.plan)) {
+    await inputs.conn.run(`UPDATE ${DIFFERENCE_RECORDS_TABLE} SET file = $3 WHERE dataset = $1 AND file = $2`, [x.dataset, x.file, x.label]);
+  }
+}
+
+/** `r` with a database extract's file named by its label (as labelExtractRecords does in DuckDB). */
+function labelled(inputs: LoadedInputs, r: RecordRef): RecordRef {
+  const x = extractFileLabels(inputs.located.plan).find((l) => l.dataset === r.dataset && l.file === r.file);
+  return x ? { ...r, file: x.label } : r;
 }
 
 async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDefinition, notes: string[]): Promise<ControlResult> {
@@ -59,7 +74,7 @@ async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDe
       return {
         kind: d.kind, key: d.key, detail: d.detail, record_time: d.record_time, break_id: null,
         disposition: (provisional ? 'PROVISIONAL' : d.timing ? 'TIMING' : 'OPENED') satisfies Disposition,
-        record_count: records?.count ?? 0, records: [...(records?.listed ?? [])],
+        record_count: records?.count ?? 0, records: (records?.listed ?? []).map((r) => labelled(inputs, r)),
       };
     }),
   };

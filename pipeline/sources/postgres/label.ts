@@ -88,3 +88,17 @@ export function datasetOriginField(plan: PlannedSources | undefined, dataset: st
   const origin = plan?.origins.get(dataset);
   return origin ? { origin } : {};
 }
+
+/**
+ * The file each database dataset's records carry in lineage (`<dataset>/extract.csv`, the
+ * loader's name for the extract) and the label people and the manifest use for it
+ * (`db:<database>/<dataset>`), so that the records behind a difference name the extract as its
+ * quarantine entries and manifest object do. Empty for a folder run.
+ */
+export function extractFileLabels(plan: PlannedSources | undefined): { dataset: string; file: string; label: string }[] {
+  const out: { dataset: string; file: string; label: string }[] = [];
+  for (const [dataset, origin] of plan?.origins ?? []) {
+    if (origin.kind === 'database') out.push({ dataset, file: `${dataset}/extract.csv`, label: databaseLabel(origin.database, dataset) });
+  }
+  return out.sort((a, b) => (a.dataset < b.dataset ? -1 : a.dataset > b.dataset ? 1 : 0));
+}
