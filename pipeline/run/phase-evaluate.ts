@@ -122,7 +122,7 @@ function sqlValue(v: string | number): string {
 }
 
 /** Sets DuckDB session variables: numbers and text as literals, bigint µs as timestamps, null as a NULL timestamp. */
-async function setVariables(conn: DuckDBConnection, vars: Record<string, string | number | bigint | null>): Promise<void> {
+export async function setVariables(conn: DuckDBConnection, vars: Record<string, string | number | bigint | null>): Promise<void> {
   for (const [k, v] of Object.entries(vars)) {
     if (!/^[a-z_][a-z0-9_]*$/.test(k)) throw new ConfigError(`bad parameter name ${k}`);
     const expr = v === null ? 'NULL::TIMESTAMP' : typeof v === 'bigint' ? `make_timestamp(${v}::BIGINT)` : sqlValue(v);
@@ -147,7 +147,7 @@ function statusOf(def: ControlDefinition, loads: ReadonlyMap<string, DatasetLoad
 }
 
 /** The control's as-of (CONTRACT §3): the smallest watermark of the datasets it reads, µs; null when none has one. */
-function asOf(def: ControlDefinition, loads: ReadonlyMap<string, DatasetLoad>): bigint | null {
+export function asOf(def: ControlDefinition, loads: ReadonlyMap<string, DatasetLoad>): bigint | null {
   let min: bigint | null = null;
   for (const d of def.reads) {
     const m = loads.get(d)!.watermark.micros;

@@ -26,7 +26,7 @@ export async function writeRunOutputs(ctx: RunContext, inputs: LoadedInputs, set
   const outputs = await timed(ctx.timings, 'outputs_ms', async () => {
     const breakRows = await breakOutputRows(overlay(ctx.store, settled.plan.objects), { runId, config: req.config.config, controls: req.controls.all });
     const rows = { ...outputRows(ctx, settled, inputs.loaded), ...breakRows };
-    const files = await writeOutputs(inputs.conn, join(ctx.scratch, 'staging'), windowDate(req.window), runId, rows, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, { ...largeTotalRows(ctx, settled.results), ...recordRows(ctx) });
+    const files = await writeOutputs(inputs.conn, join(ctx.scratch, 'staging'), windowDate(req.window), runId, rows, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, { ...largeTotalRows(ctx, settled.results), difference_records: differenceRecordsQuery(runId, req.window) });
     await stageOutputs(ctx.store, runId, files);
     return files;
   });
@@ -80,16 +80,13 @@ function largeTotalRows(ctx: RunContext, results: readonly ControlResult[]): Out
 }
 
 /**
- * The query selecting the difference_records rows (DIFFERENCE_RECORDS_TABLE, filled by each
- * control's records.sql and never read into JavaScript whole), in the order of control, kind, key,
- * side, dataset, file and record number, as text columns named as the table's.
+ * The query selecting the difference_records rows of run `runId` (DIFFERENCE_RECORDS_TABLE, filled
+ * by each control's records.sql and never read into JavaScript whole), in the order of control,
+ * kind, key, side, dataset, file and record number, as text columns named as the table's.
  */
-function recordRows(ctx: RunContext): OutputQueries {
-  const { runId, req } = ctx;
-  return {
-    difference_records: `SELECT ${literal(runId)} AS run_id, ${literal(req.window.start)} AS window_start, ${literal(req.window.end)} AS window_end, `
-      + `r.control_id, r.kind, r.key, r.side, r.dataset, r.file, r.record_number::VARCHAR AS record_number, r.record_key FROM ${DIFFERENCE_RECORDS_TABLE} r `
-      // Qualified: the bare name would sort by the text alias (10 before 9).
-      + 'ORDER BY r.control_id, r.kind, r.key, r.side, r.dataset, r.file, r.record_number',
-  };
+export function differenceRecordsQuery(runId: string, window: { readonly start: string; readonly end: string }): string {
+  return `SELECT ${literal(runId)} AS run_id, ${literal(window.start)} AS window_start, ${literal(window.end)} AS window_end, `
+    + `r.control_id, r.kind, r.key, r.side, r.dataset, r.file, r.record_number::VARCHAR AS record_number, r.record_key FROM ${DIFFERENCE_RECORDS_TABLE} r `
+    // Qualified: the bare name would sort by the text alias (10 before 9).
+    + 'ORDER BY r.control_id, r.kind, r.key, r.side, r.dataset, r.file, r.record_number';
 }
