@@ -182,7 +182,7 @@ describe('a run from PostgreSQL', () => {
     const r = await runIn(file, ['RC01']);
     const outbox = r.manifestDoc.sources.datasets.outbox_events;
     expect(outbox).toMatchObject({ present: false, objects: [], records_read: 0, watermark: { source: 'none', value: null }, origin: { kind: 'absent' } });
-    expect(r.controls[0]).toMatchObject({ status: 'NOT_READY', readiness: { ready: false, reasons: ['outbox_events: the dataset folder outbox_events/ is missing from the sources (an empty dataset without a watermark, CONTRACT §2)'] } });
+    expect(r.controls[0]).toMatchObject({ status: 'NOT_READY', readiness: { ready: false, reasons: ['outbox_events: the sources file gives it no location and has no default (an empty dataset without a watermark, CONTRACT §2)'] } });
   });
 });
 

@@ -17,6 +17,7 @@ import { silentProgress } from '../core/progress.js';
 import { formatMicros } from '../contract/values.js';
 import type { Window } from '../contract/window.js';
 import { checkViewFiles, type DatasetLoad } from '../load/load.js';
+import type { DatasetOrigin } from '../sources/locate.js';
 import { extractFileLabels } from '../sources/postgres/label.js';
 import { timed, type EvaluatedControls, type LoadedInputs, type RunContext } from './context.js';
 
@@ -63,7 +64,7 @@ async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDe
   const ev = await evaluateControl(inputs.conn, def, { inlineTotalKeys: req.settings.inlineTotalKeys }).finally(() => task.done());
   if (ev.wide) notes.push(`${def.control_id}: a sum of minor units passed DECIMAL(38) on the fast path; its totals and differences were computed exactly with DuckDB BIGNUM (variable-width integers)`);
   const diffs = ev.differences.map((d) => ({ ...d, record_time: d.record_time_us === null ? null : formatMicros(BigInt(d.record_time_us)), timing: isTiming(ctx, def, d) }));
-  const { status, quarantined, reasons } = statusOf(def, inputs.loads, req.window, ev.readiness, diffs.some((d) => !d.timing));
+  const { status, quarantined, reasons } = statusOf(def, inputs.loads, req.window, ev.readiness, diffs.some((d) => !d.timing), inputs.located.plan?.origins);
   const provisional = status === 'NOT_READY' || status === 'INCOMPLETE';
   const result: ControlResult = {
     control_id: def.control_id, status, as_of: asOfMicros === null ? null : formatMicros(asOfMicros),
@@ -131,14 +132,20 @@ export async function setVariables(conn: DuckDBConnection, vars: Record<string, 
 }
 
 /** A control's status before breaks (CONTRACT §3): INCOMPLETE over quarantine, NOT_READY with its reasons, else BREAKS or CLEAN. */
-function statusOf(def: ControlDefinition, loads: ReadonlyMap<string, DatasetLoad>, w: Window, readinessReasons: string[], hasOpenDifferences: boolean) {
+function statusOf(
+  def: ControlDefinition, loads: ReadonlyMap<string, DatasetLoad>, w: Window, readinessReasons: string[], hasOpenDifferences: boolean,
+  origins?: ReadonlyMap<string, DatasetOrigin>,
+) {
   const quarantined = def.reads.filter((d) => (loads.get(d)?.quarantined ?? 0) > 0);
   const reasons = [...readinessReasons];
   for (const d of def.reads) {
     const load = loads.get(d)!;
     const wm = load.watermark;
-    // A folder that is not there is a delivery that did not arrive: say so, not "no watermark".
-    if (!load.present) reasons.unshift(`${d}: the dataset folder ${d}/ is missing from the sources (an empty dataset without a watermark, CONTRACT §2)`);
+    // A folder that is not there is a delivery that did not arrive: say so, not "no watermark";
+    // a sources file that gives the dataset no location (and no default) has no folder to miss.
+    if (!load.present) reasons.unshift(origins?.get(d)?.kind === 'absent'
+      ? `${d}: the sources file gives it no location and has no default (an empty dataset without a watermark, CONTRACT §2)`
+      : `${d}: the dataset folder ${d}/ is missing from the sources (an empty dataset without a watermark, CONTRACT §2)`);
     else if (wm.micros === null) reasons.unshift(`${d} has no watermark`);
     else if (wm.micros < w.endMicros) reasons.unshift(`${d} watermark ${wm.value} (${wm.source}) is before the window end ${w.end}`);
   }
