@@ -6,28 +6,19 @@
  * InternalError naming the file. And the table check: records.sql reads only declared datasets,
  * its control's own objects and `control_differences`, which no other file may read.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { afterAll, describe, expect, it } from 'vitest';
 import { InternalError } from '../pipeline/core/errors.js';
 import { CONTROL_DIFFERENCES_TABLE, DIFFERENCE_RECORDS_TABLE, differenceKey, evaluateRecords } from '../pipeline/controls/records.js';
 import { loadCommonSql } from '../pipeline/controls/common-sql.js';
 import { loadControls } from '../pipeline/controls/definitions.js';
 import { SqlNames } from '../pipeline/controls/parse-tree.js';
 import { controlTableProblems } from '../pipeline/controls/table-check.js';
+import { fileDuck } from './helpers/duckdb.js';
 
-let instance: DuckDBInstance;
-let conn: DuckDBConnection;
-
-beforeAll(async () => {
-  instance = await DuckDBInstance.create(':memory:', { threads: '1' });
-  conn = await instance.connect();
+const duck = fileDuck({ threads: 1 }, async (conn) => {
   await conn.run(`CREATE TABLE executions AS SELECT * FROM (VALUES
     ('E1', 'V|1', 'executions/a.csv:000000000001'), ('E2', 'V|1', 'executions/a.csv:000000000010'), ('E3', 'V|1', 'executions/b.csv:000000000002')) t(execution_id, vkey, _source)`);
   await conn.run(`CREATE TABLE venue_fills AS SELECT * FROM (VALUES ('V|1', 'venue_fills/x.csv:000000000007')) t(vkey, _source)`);
-});
-afterAll(() => {
-  conn.closeSync();
-  instance.closeSync();
 });
 
 const script = (sql: string, reads = ['executions', 'venue_fills']) => ({ control_id: 'RC02', reads, sql, path: 'sql/rc02/records.sql' });
@@ -41,7 +32,7 @@ const BOTH_SIDES = `
 
 describe('evaluateRecords', () => {
   it('keeps every record in DuckDB and returns the first of each difference, a record of each side first', async () => {
-    const got = await evaluateRecords(conn, script(BOTH_SIDES), DIFFS, 2);
+    const got = await evaluateRecords(duck.conn, script(BOTH_SIDES), DIFFS, 2);
     expect([...got.keys()]).toEqual([differenceKey('FILL_QTY_MISMATCH', 'V|1')]);
     expect(got.get(differenceKey('FILL_QTY_MISMATCH', 'V|1'))).toEqual({
       count: 4,
@@ -50,7 +41,7 @@ describe('evaluateRecords', () => {
         { side: 'venue', dataset: 'venue_fills', file: 'venue_fills/x.csv', record_number: 7, record_key: 'V|1' },
       ],
     });
-    const kept = (await conn.runAndReadAll(`SELECT control_id, side, file, record_number::VARCHAR AS n FROM ${DIFFERENCE_RECORDS_TABLE} ORDER BY side, file, record_number`)).getRowObjectsJson();
+    const kept = (await duck.conn.runAndReadAll(`SELECT control_id, side, file, record_number::VARCHAR AS n FROM ${DIFFERENCE_RECORDS_TABLE} ORDER BY side, file, record_number`)).getRowObjectsJson();
     expect(kept).toEqual([
       { control_id: 'RC02', side: 'internal', file: 'executions/a.csv', n: '1' },
       { control_id: 'RC02', side: 'internal', file: 'executions/a.csv', n: '10' },
@@ -58,14 +49,14 @@ describe('evaluateRecords', () => {
       { control_id: 'RC02', side: 'venue', file: 'venue_fills/x.csv', n: '7' },
     ]);
     // The differences table and the working tables are gone; the control's own objects are the control's to drop.
-    const temp = (await conn.runAndReadAll('SELECT table_name FROM duckdb_tables() WHERE temporary ORDER BY 1')).getRows().map((r) => String(r[0]));
+    const temp = (await duck.conn.runAndReadAll('SELECT table_name FROM duckdb_tables() WHERE temporary ORDER BY 1')).getRows().map((r) => String(r[0]));
     expect(temp).toEqual([DIFFERENCE_RECORDS_TABLE, 'rc02_probe']);
-    await conn.run(`DELETE FROM ${DIFFERENCE_RECORDS_TABLE}`);
+    await duck.conn.run(`DELETE FROM ${DIFFERENCE_RECORDS_TABLE}`);
   });
 
   it('refuses a row for a (kind, key) that is not a difference of the control', async () => {
     const sql = `SELECT 'FILL_QTY_MISMATCH' AS kind, 'V|9' AS key, 'internal' AS side, 'executions' AS dataset, _source AS source, execution_id AS record_key FROM executions LIMIT 1;`;
-    const e = await evaluateRecords(conn, script(sql), DIFFS).catch((x: unknown) => x);
+    const e = await evaluateRecords(duck.conn, script(sql), DIFFS).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(InternalError);
     expect((e as Error).message).toBe('sql/rc02/records.sql: a row names FILL_QTY_MISMATCH V|9, which is not a difference of the control');
   });
@@ -80,15 +71,15 @@ describe('evaluateRecords', () => {
       [rows("'internal'", "'executions'", "'executions/a.csv:000000000001'", 'NULL'), 'a row of FILL_QTY_MISMATCH V|1 has no record_key'],
     ];
     for (const [sql, message] of cases) {
-      await expect(evaluateRecords(conn, script(sql, ['executions']), DIFFS)).rejects.toThrow(`sql/rc02/records.sql: ${message}`);
+      await expect(evaluateRecords(duck.conn, script(sql, ['executions']), DIFFS)).rejects.toThrow(`sql/rc02/records.sql: ${message}`);
     }
-    const none = (await conn.runAndReadAll(`SELECT count(*)::INT AS n FROM ${DIFFERENCE_RECORDS_TABLE}`)).getRowObjectsJson();
+    const none = (await duck.conn.runAndReadAll(`SELECT count(*)::INT AS n FROM ${DIFFERENCE_RECORDS_TABLE}`)).getRowObjectsJson();
     expect(none).toEqual([{ n: 0 }]);
   });
 
   it('refuses a script without a query and a query with other columns', async () => {
-    await expect(evaluateRecords(conn, script('CREATE OR REPLACE TEMP TABLE rc02_x AS SELECT 1 AS x;'), DIFFS)).rejects.toThrow('sql/rc02/records.sql: the script holds no query');
-    await expect(evaluateRecords(conn, script(`SELECT 'K' AS kind, 'k' AS key, 's' AS side, 'executions' AS dataset, 'f:000000000001' AS source;`), DIFFS))
+    await expect(evaluateRecords(duck.conn, script('CREATE OR REPLACE TEMP TABLE rc02_x AS SELECT 1 AS x;'), DIFFS)).rejects.toThrow('sql/rc02/records.sql: the script holds no query');
+    await expect(evaluateRecords(duck.conn, script(`SELECT 'K' AS kind, 'k' AS key, 's' AS side, 'executions' AS dataset, 'f:000000000001' AS source;`), DIFFS))
       .rejects.toThrow('sql/rc02/records.sql: query 1 returns columns (kind, key, side, dataset, source), not (kind, key, side, dataset, source, record_key)');
   });
 });

@@ -10,12 +10,12 @@
 import { chmodSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { sha256Hex } from '../pipeline/core/digest.js';
 import { RECORDS_LISTED } from '../pipeline/controls/records.js';
-import { ROOT, reckonIn, scratchDir } from './helpers/cli.js';
+import { reckonIn, scratchDir } from './helpers/cli.js';
+import { withDuck } from './helpers/duckdb.js';
+import { SAMPLE_DAY as DAY } from './fixtures/days.js';
 
-const DAY = join(ROOT, 'fixtures', 'sample-day', 'sources');
 const DIGEST = 'fdf7739e05ddf63f23b01bced7e0dadb3c86e4647850616ddebae256689e84f3';
 
 /**
@@ -110,9 +110,7 @@ describe('the records behind the sample day’s differences', () => {
     const out = manifest.outputs.find((o: { table: string }) => o.table === 'difference_records');
     const path = join(store, out.key);
     expect(sha256Hex(readFileSync(path))).toBe(out.sha256);
-    const instance = await DuckDBInstance.create(':memory:');
-    const conn = await instance.connect();
-    try {
+    await withDuck(async (conn) => {
       const rows = (await conn.runAndReadAll(`SELECT kind, key, side, dataset, file, record_number, record_key, control_id, run_id FROM read_parquet('${path}', hive_partitioning = false)`)).getRowObjectsJson();
       expect(rows.length).toBe(out.rows);
       expect(rows.length).toBe(diffs.reduce((n, d) => n + d.record_count, 0));
@@ -129,10 +127,7 @@ describe('the records behind the sample day’s differences', () => {
         for (const x of d.records) expect(all.some((r) => r.file === x.file && Number(r.record_number) === x.record_number && r.side === x.side)).toBe(true);
         expect(new Set(d.records.map((x) => x.side)).size, `${d.kind} ${d.key}`).toBe(Math.min(new Set(all.map((r) => r.side)).size, RECORDS_LISTED));
       }
-    } finally {
-      conn.closeSync();
-      instance.closeSync();
-    }
+    });
   });
 
   it('covers every difference kind of CONTRACT §4 that the sample day injects (all 33)', () => {
