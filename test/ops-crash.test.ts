@@ -58,7 +58,7 @@ describe('SIGKILL at any point', () => {
     const rerun = await reckonHere(['run', '--window', WINDOW, '--sources', SOURCES, '--store', store, '--json']);
     expect(rerun.code).toBe(1);
     expect(manifests(store)).toHaveLength(2);
-    expect(outputs(store).filter((f) => f.endsWith(".parquet"))).toHaveLength(12); // 6 tables × 2 runs
+    expect(outputs(store).filter((f) => f.endsWith(".parquet"))).toHaveLength(14); // 7 tables (difference_records included) × 2 runs
     expect((await reckonHere(['manifest', 'verify', '--store', store])).code).toBe(0);
   });
 });
