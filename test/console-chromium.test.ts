@@ -111,6 +111,11 @@ describe('reckon console in Chromium', () => {
     expect(csv).toContain(`${FLOW},RC03,POSTING_AMOUNT_MISMATCH,EXE-000280-1,OPEN,1,ledger-operations,false,,65861.332894,0,true`);
 
     await page.click(`a[href="/breaks/${FLOW}"]`);
+    expect(await page.locator('table[data-side="execution"] tbody tr').allTextContents()).toEqual(['executionsexecutions/part-00001.jsonl361EXE-000280-1']);
+    expect(await page.locator('table[data-side="ledger"] tbody tr').allTextContents()).toEqual([
+      'ledger_postingsledger_postings/part-00001.csv955PS-T000280-1|1', 'ledger_postingsledger_postings/part-00001.csv956PS-T000280-1|2',
+    ]);
+    expect(await page.textContent('#records-source')).toBe('3 record(s), read from the run\'s verified difference_records output');
     await page.selectOption('#a-owner', 'olivia');
     await page.selectOption('#a-class', 'VALUE');
     await page.fill('#a-note', 'posting rounded half up; <b>not</b> markup');

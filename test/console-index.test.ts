@@ -14,6 +14,8 @@ import { loadControls } from '../pipeline/controls/definitions.js';
 import { listManifests } from '../pipeline/store/manifests.js';
 import { openStore } from '../pipeline/store/open-store.js';
 import { breakId } from '../pipeline/breaks/break-id.js';
+import { ownedBy } from '../pipeline/breaks/break-summary.js';
+import { matches, parseQuery } from '../pipeline/console/queue.js';
 import type { ObjectStore } from '../pipeline/store/object-store.js';
 
 const CONFIG = join(ROOT, 'fixtures', 'demo', 'reckon.yaml');
@@ -79,5 +81,19 @@ describe('the console index', () => {
     expect(index.get(FLOW)?.observations.map((o) => o.run_id)).toEqual(manifests.map((m) => m.manifest.run_id));
     expect(await index.refreshFromRuns(manifests)).toEqual([]);
     expect(await index.refreshChanged(manifests)).toEqual([]);
+  });
+
+  it('filters by owner as `breaks list --owner` does: the owner triage assigned, else the team routed to, any case', async () => {
+    const list = async (owner: string) => ((await reckonIn(['breaks', 'list', '--owner', owner, '--store', storeDir, '--config', CONFIG, '--json'])).json as { break_id: string }[]).map((b) => b.break_id).sort();
+    const queue = (owner: string) => index.all().filter((r) => matches(r, parseQuery(new URLSearchParams({ owner })))).map((r) => r.break_id).sort();
+    const ledgerTeam = await list('ledger-operations');
+    expect(ledgerTeam).not.toContain(FLOW);
+    expect(ledgerTeam).toHaveLength(7); // RC03's eight sample-day breaks, less the one triaged to olivia
+    expect(queue('ledger-operations')).toEqual(ledgerTeam);
+    expect(await list('OLIVIA')).toEqual([FLOW, breakId('RC06', 'NOTICE_UNDELIVERED', 'INT-000288')].sort());
+    expect(queue('olivia')).toEqual(await list('OLIVIA'));
+    expect(ownedBy(['Ledger-Operations'], { owner: 'ledger-operations' })).toBe(true);
+    expect(ownedBy(['olivia'], { owner: null })).toBe(false);
+    expect(ownedBy(undefined, { owner: null })).toBe(true);
   });
 });

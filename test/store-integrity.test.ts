@@ -112,8 +112,15 @@ function reckonUnprivileged(args: string[]) {
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * Why the unreadable-folder test cannot run here, or null when it can: as root it runs the CLI as
+ * `nobody`, who must be able to read the checkout (a clone under a 0700 home folder is not).
+ */
+const cannotDrop = process.getuid?.() !== 0 ? null
+  : spawnSync('runuser', ['-u', 'nobody', '--', 'test', '-r', BIN]).status !== 0 ? `skipped: the tests run as root and nobody cannot read ${BIN} (a folder above the checkout is not readable by others)` : null;
+
 describe('a store folder that cannot be listed', () => {
-  it('manifests/ without read permission (chmod 0333): exit 2 naming the folder, no second 00000001 manifest', () => {
+  it.skipIf(cannotDrop !== null)(`manifests/ without read permission (chmod 0333): exit 2 naming the folder, no second 00000001 manifest${cannotDrop ? ` (${cannotDrop})` : ''}`, () => {
     const store = newStore();
     mkdirSync(store);
     if (process.getuid?.() === 0) {
@@ -121,7 +128,7 @@ describe('a store folder that cannot be listed', () => {
       chownSync(store, 65534, 65534);
     }
     const first = reckonUnprivileged(runArgs(store));
-    expect(first.code).toBe(0);
+    expect(first.code, first.stderr).toBe(0);
     const dir = join(store, 'manifests');
     const before = files(dir);
     chmodSync(dir, 0o333);

@@ -93,3 +93,16 @@ export function summarizeBreak(rec: BreakRecord, ctx: { readonly config: Config;
     last_disposition: lastObs?.disposition ?? null,
   };
 }
+
+/**
+ * The owner filter of `reckon breaks list --owner` and of the console's queue, one rule for both:
+ * a break matches when its owner — the one triage assigned, or before triage the configured team
+ * of its control and kind — is one of `owners`, compared without regard to case. A break
+ * reassigned at triage no longer matches the team it was routed to. No filter (undefined or
+ * empty) matches every break.
+ */
+export function ownedBy(owners: readonly string[] | undefined, s: Pick<BreakSummary, 'owner'>): boolean {
+  if (!owners || owners.length === 0) return true;
+  const owner = (s.owner ?? '').toLowerCase();
+  return owner !== '' && owners.some((o) => o.toLowerCase() === owner);
+}

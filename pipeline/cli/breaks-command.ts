@@ -15,7 +15,7 @@ import { type ObjectStore } from '../store/object-store.js';
 import { openStore } from '../store/open-store.js';
 import { actionContext, advanceBreak, approveProposal, withdrawProposal, type ActionContext, type ActionResult } from '../breaks/actions.js';
 import { BreakStore, type BreakRecord, type StoredProposal } from '../breaks/break-store.js';
-import { summarizeBreak, type BreakSummary } from '../breaks/break-summary.js';
+import { ownedBy, summarizeBreak, type BreakSummary } from '../breaks/break-summary.js';
 import { BREAK_STATES, isBreakState, type BreakState } from '../breaks/states.js';
 import { findEvidenceRun, proposalStatus, type TransitionRequest } from '../breaks/transitions.js';
 import type { KeySource } from '../signing/signing-key.js';
@@ -118,9 +118,6 @@ function listFilters(values: { state?: string; control?: string; kind?: string; 
   const owners = csv(values.owner);
   return { states, controls, kinds, owners };
 }
-
-/** An owner filter matches the current owner (after triage) or the configured team (before). */
-const ownedBy = (owners: readonly string[] | undefined, s: BreakSummary) => !owners || owners.includes(s.owner ?? '') || owners.includes(s.routing?.owner ?? '');
 
 async function list(argv: string[], io: CliIo): Promise<number> {
   const { values } = parse(argv, { ...COMMON, state: { type: 'string' }, control: { type: 'string' }, kind: { type: 'string' }, owner: { type: 'string' }, pending: { type: 'boolean' } });

@@ -23,10 +23,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Hono, type Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import { BreakStore } from '../breaks/break-store.js';
+import { BreakStore, type BreakRecord } from '../breaks/break-store.js';
 import { windowForRange } from '../contract/window.js';
 import { ReckonError } from '../core/errors.js';
 import { packEvidence, type EvidenceScope } from '../evidence/pack.js';
+import { differenceRecords, findDifference } from '../inspect/difference-records.js';
+import { openReader } from '../inspect/run-outputs.js';
 import { reportHtml } from '../report/report.js';
 import { loadRunView } from '../report/run-view.js';
 import { advance, approve, cannotWrite, nextStep, peopleFor, proposalChoices, withdraw, type Outcome } from './actions.js';
@@ -40,6 +42,23 @@ import { checkSignatures, refreshState, verifyOneBreak, verifyStore, type Consol
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const COOKIE = 'reckon_console';
 const BREAK_ID = /^brk-[0-9a-f]{24}$/;
+
+/**
+ * The break's difference in the manifest of its latest observing run, with every record behind it
+ * read from that run's verified `difference_records` output (or, when the output cannot be
+ * verified, the first few the manifest lists, and why). Null when the store holds no such run.
+ */
+async function latestDifference(state: ConsoleState, rec: BreakRecord): Promise<BreakView['difference']> {
+  const lastObs = rec.observations[rec.observations.length - 1];
+  const m = lastObs ? state.manifests.find((x) => x.manifest.run_id === lastObs.run_id) : undefined;
+  if (!m || !findDifference(m, rec.kind, rec.key)) return null;
+  const reader = await openReader();
+  try {
+    return { manifest: m, read: await differenceRecords(state.store, { run_id: m.manifest.run_id, manifest: m.manifest }, rec.kind, rec.key, reader) };
+  } finally {
+    await reader.close();
+  }
+}
 
 /** Builds the application; `allowedHosts` are the Host header values this console answers to. */
 export function consoleApp(state: ConsoleState, allowedHosts: () => readonly string[]): Hono {
@@ -133,12 +152,9 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
       key: p.object.key, digest: p.object.digest, version: p.event.version, to: p.event.to_state, actor: p.event.actor, approver: p.event.evidence.approver ?? null,
       at: p.event.at, note: p.event.evidence.note ?? null, ...proposalChoices(state, rec, p), checks: await checkSignatures(state.store, p.object.payload, p.object.signatures),
     })));
-    const lastObs = rec.observations[rec.observations.length - 1];
-    const m = lastObs ? state.manifests.find((x) => x.manifest.run_id === lastObs.run_id) : undefined;
-    const entry = m?.manifest.results.find((r) => r.control_id === rec.control_id)?.differences.find((d) => d.kind === rec.kind && d.key === rec.key);
     const view: BreakView = {
       rec, row, checks, chain: await verifyOneBreak(state, id), next: nextStep(state, rec), proposals,
-      difference: m && entry ? { manifest: m, entry: entry as unknown as Record<string, unknown> } : null,
+      difference: await latestDifference(state, rec),
       runs: state.manifests.map((x) => x.manifest.run_id).reverse(), csrf: csrf(c), flash,
     };
     return html(c, frame(`Break ${id}`, 'break'), breakPage(view), status);

@@ -5,6 +5,8 @@
  * the reason they are unavailable.
  */
 import type { LogFinding } from '../breaks/verify-log.js';
+import type { DifferenceRecordsRead } from '../inspect/difference-records.js';
+import type { RecordRef } from '../../manifests/v1/schema.js';
 import type { BreakRecord } from '../breaks/break-store.js';
 import type { BreakSummary } from '../breaks/break-summary.js';
 import { CLASSIFICATIONS } from '../breaks/states.js';
@@ -22,8 +24,8 @@ export interface BreakView {
   readonly chain: { problems: readonly LogFinding[]; notices: readonly LogFinding[] };
   readonly next: NextStep;
   readonly proposals: readonly { key: string; digest: string; version: number; to: string; actor: string; approver: string | null; at: string; note: string | null; status: string; approveWhy: string | null; withdrawWhy: string | null; checks: SignatureCheck[] }[];
-  /** The difference as the latest observing run's manifest lists it (record_time, detail, and the records when the run kept them). */
-  readonly difference: { manifest: ManifestEntry; entry: Record<string, unknown> } | null;
+  /** The latest observing run's manifest and the records behind the difference in it (inspect/difference-records.ts); null when the store holds no such run. */
+  readonly difference: { manifest: ManifestEntry; read: DifferenceRecordsRead } | null;
   readonly runs: readonly string[];
   readonly csrf: string;
   /** A message from the action just made (lost race, refused, done). */
@@ -43,17 +45,35 @@ function summary(s: BreakSummary, row: QueueRow): string {
 <dt>First seen</dt><dd class="mono">${esc(row.first_seen ?? '-')} (record ${esc(s.first_record_time ?? '-')})</dd><dt>Last observed</dt><dd class="mono">${esc(row.last_observed ?? '-')}</dd></dl>`;
 }
 
+const RECORD_HEAD = '<thead><tr><th scope="col">Dataset</th><th scope="col">File</th><th scope="col">Record</th><th scope="col">Record key</th></tr></thead>';
+
+/** One table per side (authority, provider, …), in the order the records were read. */
+function recordTables(records: readonly RecordRef[]): string {
+  const sides = [...new Set(records.map((r) => r.side))];
+  return sides.map((side) => {
+    const rows = records.filter((r) => r.side === side).map((r) => `<tr><td>${esc(r.dataset)}</td><td class="mono">${esc(r.file)}</td><td class="num">${esc(r.record_number)}</td><td class="mono">${esc(r.record_key)}</td></tr>`);
+    return `<h3>${esc(side)}</h3><table aria-label="Records behind the difference, ${esc(side)} side" data-side="${esc(side)}">${RECORD_HEAD}<tbody>${rows.join('')}</tbody></table>`;
+  }).join('');
+}
+
+/** Where the records came from and what is not shown, when not every one is listed. */
+function recordsNote(v: BreakView, read: DifferenceRecordsRead): string {
+  if (read.complete && read.from.state === 'verified') return `<p class="why" id="records-source">${read.records.length} record(s), read from the run's verified difference_records output</p>`;
+  const why = read.from.state === 'verified' ? '' : `${read.from.message}; `;
+  const count = read.record_count === null ? 'the run kept no record count' : `${read.record_count} record(s) in all, ${read.records.length} listed by the manifest`;
+  return `<p class="why" id="records-source">${esc(why)}${esc(count)} (reckon records --break ${esc(v.rec.break_id)} prints what the store holds)</p>`;
+}
+
 function differenceSection(v: BreakView): string {
   const d = v.difference;
   const last = v.rec.observations[v.rec.observations.length - 1];
   const detail = `<dl class="kv"><dt>Detail</dt><dd>${esc(last?.detail ?? '-')}</dd><dt>Record time</dt><dd class="mono">${esc(last?.record_time ?? '-')}</dd>
 <dt>Disposition</dt><dd>${esc(last?.disposition ?? '-')}</dd><dt>In manifest</dt><dd>${d ? manifestLink(d.manifest.key) : '-'}</dd></dl>`;
-  const records = Array.isArray(d?.entry.records) ? (d!.entry.records as Record<string, unknown>[]) : null;
-  // RECORDS: filled from the run's records behind each difference (issue 19) where the manifest
-  // lists them; a manifest written before that lists none.
-  const recs = records && records.length
-    ? `<table aria-label="Records behind the difference"><thead><tr><th scope="col">Side</th><th scope="col">Dataset</th><th scope="col">File</th><th scope="col">Record</th><th scope="col">Record key</th></tr></thead><tbody>${records.map((r) => `<tr><td>${esc(r.side)}</td><td>${esc(r.dataset)}</td><td class="mono">${esc(r.file)}</td><td class="num">${esc(r.record_number)}</td><td class="mono">${esc(r.record_key)}</td></tr>`).join('')}</tbody></table>${d!.entry.record_count !== undefined && Number(d!.entry.record_count) > records.length ? `<p class="why">${esc(d!.entry.record_count)} record(s) in all; the manifest lists the first ${records.length} (reckon records --break ${esc(v.rec.break_id)} prints every one)</p>` : ''}`
-    : '<p class="why" id="records-pending">The records behind this difference are not listed by the manifest of its latest run (runs made before the records were kept list none).</p>';
+  const recs = !d
+    ? '<p class="why" id="records-none">The store holds no manifest of this break\'s latest observing run, so its records cannot be read.</p>'
+    : d.read.records.length === 0
+      ? `<p class="why" id="records-none">${d.read.record_count === null ? 'The latest observing run was made before reckon kept the records behind each difference.' : 'No record of the run\'s inputs stands behind this difference (a gap or a missing record is named by its key alone).'}</p>`
+      : recordTables(d.read.records) + recordsNote(v, d.read);
   return `<section aria-labelledby="h-diff"><h2 id="h-diff">Difference</h2>${detail}<h2 id="h-records">Records behind it, each side</h2>${recs}</section>`;
 }
 

@@ -5,6 +5,7 @@
  * link from an older console still opens.
  */
 import { BREAK_STATES } from '../breaks/states.js';
+import { ownedBy } from '../breaks/break-summary.js';
 import { parseTimestamp } from '../contract/values.js';
 import type { QueueRow } from './row.js';
 
@@ -97,7 +98,7 @@ export function matches(r: QueueRow, q: QueueQuery): boolean {
   if (q.state && r.state !== q.state) return false;
   if (q.control && r.control_id !== q.control) return false;
   if (q.kind && r.kind !== q.kind) return false;
-  if (q.owner && (r.owner ?? '').toLowerCase() !== q.owner.toLowerCase()) return false;
+  if (q.owner && !ownedBy([q.owner], r)) return false;
   if (q.sla === 'breached' && r.sla_breached !== true) return false;
   if (q.sla === 'ok' && r.sla_breached !== false) return false;
   if (q.age && ageBucket(r.age_us) !== q.age) return false;

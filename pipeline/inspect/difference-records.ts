@@ -27,7 +27,7 @@ export interface DifferenceRecordsRead {
 }
 
 /** The control and difference of `kind`/`key` in the run, or undefined. */
-export function findDifference(stored: StoredManifest, kind: string, key: string): { control_id: string; difference: ReportedDifference } | undefined {
+export function findDifference(stored: Pick<StoredManifest, 'manifest'>, kind: string, key: string): { control_id: string; difference: ReportedDifference } | undefined {
   for (const r of stored.manifest.results) {
     const d = r.differences.find((x) => x.kind === kind && x.key === key);
     if (d) return { control_id: r.control_id, difference: d };
@@ -39,7 +39,7 @@ export function findDifference(stored: StoredManifest, kind: string, key: string
  * The records of difference (`kind`, `key`) of the run. Throws ConfigError (exit 2) naming the
  * run when it has no such difference.
  */
-export async function differenceRecords(store: ObjectStore, stored: StoredManifest, kind: string, key: string, reader: Reader): Promise<DifferenceRecordsRead> {
+export async function differenceRecords(store: ObjectStore, stored: Pick<StoredManifest, 'run_id' | 'manifest'>, kind: string, key: string, reader: Reader): Promise<DifferenceRecordsRead> {
   const found = findDifference(stored, kind, key);
   if (!found) throw new ConfigError(`run ${stored.run_id} has no difference ${kind} ${key}; reckon breaks list or the run's manifest name its differences`);
   const { control_id, difference } = found;

@@ -62,7 +62,7 @@ export async function openReader(): Promise<Reader> {
  * the manifest. `absent` when the run wrote no such table (a run older than the table), `missing`
  * when the object is gone from the store, `changed` when its bytes are not the ones published.
  */
-export async function readOutput(store: ObjectStore, stored: StoredManifest, table: string, reader: Reader): Promise<OutputRead> {
+export async function readOutput(store: ObjectStore, stored: Pick<StoredManifest, 'run_id' | 'manifest'>, table: string, reader: Reader): Promise<OutputRead> {
   const entry = stored.manifest.outputs.find((o) => o.table === table);
   if (!entry) return { state: 'absent', key: null, message: `run ${stored.run_id} wrote no ${table} output (it ran before reckon kept one)` };
   const bytes = await store.get(entry.key);
