@@ -71,7 +71,7 @@ export function breachColumns(title: string, runs: readonly { label: string; bre
     const th = ((bottom - 20) * r.total) / max, bh = ((bottom - 20) * r.breached) / max;
     return `<rect x="${x}" y="${(bottom - th).toFixed(1)}" width="${cw}" height="${th.toFixed(1)}" fill="#d0d7de"><title>${esc(`${r.label}: ${r.total} observed`)}</title></rect>
 <rect x="${x}" y="${(bottom - bh).toFixed(1)}" width="${cw}" height="${bh.toFixed(1)}" fill="#d1242f"><title>${esc(`${r.label}: ${r.breached} past SLA`)}</title></rect>
-<text x="${x + cw / 2}" y="${(bottom - th - 4).toFixed(1)}" text-anchor="middle">${r.breached}</text><text x="${x + cw / 2}" y="${bottom + 14}" text-anchor="middle">${esc(r.label)}</text>`;
+<text x="${x + cw / 2}" y="${(bottom - th - 4).toFixed(1)}" text-anchor="middle">${r.breached} of ${r.total}</text><text x="${x + cw / 2}" y="${bottom + 14}" text-anchor="middle">${esc(r.label)}</text>`;
   }).join('');
   return `<svg role="img" aria-label="${esc(title)}" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" xmlns="http://www.w3.org/2000/svg"><line x1="${left - 4}" y1="${bottom}" x2="${w}" y2="${bottom}" stroke="#8c959f"/>${cols}</svg>`;
 }
