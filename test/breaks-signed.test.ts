@@ -13,6 +13,12 @@ import { payloadDigest } from '../pipeline/breaks/break-objects.js';
 import { reckonIn, scratchDir } from './helpers/cli.js';
 import { makeKey, sshKeygenSign, sshKeygenVerify, startAgent } from './helpers/ssh.js';
 import { ID, WINDOW, rc06Sources, signers } from './fixtures/breaks.js';
+import { actionContext, approveProposal } from '../pipeline/breaks/actions.js';
+import { BreakStore } from '../pipeline/breaks/break-store.js';
+import { loadConfig } from '../pipeline/config/config.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
+import { ConcurrencyError } from '../pipeline/core/errors.js';
+import { openStore } from '../pipeline/store/open-store.js';
 
 let tmp: ReturnType<typeof scratchDir>;
 let base: string;
@@ -291,5 +297,53 @@ describe('unsigned mode and legacy stores', () => {
     const forged = await reckonIn(['manifest', 'verify', '--store', store, '--json']);
     expect(forged.code).toBe(1);
     expect(forged.json.problems[0]).toEqual({ key: `breaks/${ID}/events/000003.json`, problem: expect.stringContaining('legacy events only precede signing') });
+  });
+});
+
+describe('races and landed proposals (attack pass, issue 17)', () => {
+  it('a proposal that landed cannot be withdrawn: exit 2 PROPOSAL_NOT_CURRENT, nothing written', async () => {
+    const store = copy();
+    const b = breaks(store, people.config);
+    expect((await b(...approveAs('amy'))).code).toBe(0);
+    const before = snapshot(store);
+    const w = await b('withdraw', ID, '--version', '3', '--note', 'late', '--key', people.keys.olivia.key);
+    expect(w.code, w.stderr).toBe(2);
+    expect(w.stderr).toContain('PROPOSAL_NOT_CURRENT');
+    expect(w.stderr).toContain('it landed as version 3');
+    expect(snapshot(store)).toEqual(before);
+    const shown = await b('show', ID);
+    expect(shown.stdout).toMatch(/CONTAINED by olivia, approver amy, .*: APPROVED {2}/);
+    expect(shown.stdout).not.toContain('withdrawn');
+  });
+
+  it('an approval that loses to another approval of the same proposal exits 6, whether it loses at the read or at the write', async () => {
+    const store = copy();
+    const b = breaks(store, people.config);
+    const both = await Promise.all([b(...approveAs('amy')), b(...approveAs('amy'))]);
+    expect(both.map((r) => r.code).sort()).toEqual([0, 6]);
+    expect(both.find((r) => r.code === 6)!.stderr).toContain('ConcurrencyError');
+    const again = await b(...approveAs('amy'));
+    expect(again.code, again.stderr).toBe(6);
+    expect(again.stderr).toContain('version 3 already landed: this proposal was countersigned by amy first');
+    // At the write: the approver read the log before the other approval landed.
+    const store2 = copy();
+    const act = await actionContext(await openStore(store2), await loadConfig(people.config, await loadControls()), { file: people.keys.amy.key });
+    const stale = (await new BreakStore(act.store).read(ID))!;
+    expect((await breaks(store2, people.config)(...approveAs('amy'))).code).toBe(0);
+    await expect(approveProposal(act, stale, 3, {})).rejects.toThrow(ConcurrencyError);
+  });
+
+  it('a superseded proposal (another event took its version) cannot be withdrawn either: exit 2 PROPOSAL_NOT_CURRENT', async () => {
+    const store = copy();
+    const b = breaks(store, people.config);
+    const first = readdirSync(join(store, 'breaks', ID, 'proposals'))[0].slice(7, 23);
+    expect((await b('advance', ID, '--to', 'CONTAINED', '--expected-version', '2', '--approver', 'abe', '--key', people.keys.olivia.key)).code).toBe(0);
+    const rival = readdirSync(join(store, 'breaks', ID, 'proposals')).map((f) => f.slice(7, 23)).find((d) => d !== first)!;
+    expect((await b('approve', ID, '--version', '3', '--proposal', rival, '--key', people.keys.abe.key)).code).toBe(0);
+    const before = snapshot(store);
+    const w = await b('withdraw', ID, '--version', '3', '--proposal', first, '--key', people.keys.olivia.key);
+    expect(w.code, w.stderr).toBe(2);
+    expect(w.stderr).toContain('PROPOSAL_NOT_CURRENT');
+    expect(snapshot(store)).toEqual(before);
   });
 });

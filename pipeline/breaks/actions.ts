@@ -145,7 +145,8 @@ async function checkProposal(ctx: ActionContext, rec: BreakRecord, p: StoredProp
 /**
  * Countersigns the proposal of `version` (judgeApproval's rules): the event lands with the
  * proposer's and the approver's signatures over the same payload. Throws TransitionRuleError or
- * SignatureError (exit 2, nothing written), ConcurrencyError (exit 6) when another event landed first.
+ * SignatureError (exit 2, nothing written), ConcurrencyError (exit 6) when another approval of this
+ * proposal landed first, or any event took the version between the read of `rec` and the write.
  */
 export async function approveProposal(ctx: ActionContext, rec: BreakRecord, version: number, opts: { proposal?: string; actor?: string }, now = new Date()): Promise<ActionResult> {
   const maxAge = ctx.config.config.signing.proposal_max_age_s;
@@ -159,11 +160,18 @@ export async function approveProposal(ctx: ActionContext, rec: BreakRecord, vers
   return { kind: 'event', event: eventOf({ ...p.object, signatures, key: BREAK_KEYS.event(rec.break_id, version) }), key: BREAK_KEYS.event(rec.break_id, version), digest: p.object.digest };
 }
 
-/** Withdraws the proposal of `version`, signed by its proposer. Throws TransitionRuleError, SignatureError, ConcurrencyError (withdrawn before). */
+/**
+ * Withdraws the proposal of `version`, signed by its proposer, while it can still land (pending or
+ * expired). Throws TransitionRuleError (PROPOSAL_NOT_CURRENT when it landed or the break moved on,
+ * PROPOSAL_WITHDRAWN, WITHDRAW_BY_PROPOSER), SignatureError, ConcurrencyError (withdrawn before).
+ */
 export async function withdrawProposal(ctx: ActionContext, rec: BreakRecord, version: number, opts: { proposal?: string; actor?: string; note?: string }, now = new Date()): Promise<{ key: string; proposal: StoredProposal }> {
   const p = selectProposal(rec, version, opts.proposal, ctx.config.config.signing.proposal_max_age_s, now);
   const actor = actorOf(ctx, opts.actor);
   if (actor.name.toLowerCase() !== p.event.actor.toLowerCase()) refuse('WITHDRAW_BY_PROPOSER', `${p.event.actor} proposed it, not ${actor.name}`);
+  const status = proposalStatus(rec, p, ctx.config.config.signing.proposal_max_age_s, now);
+  if (status === 'approved') refuse('PROPOSAL_NOT_CURRENT', `it landed as version ${version} and cannot be withdrawn; the break is ${rec.state} at version ${rec.version}`);
+  if (status === 'superseded') refuse('PROPOSAL_NOT_CURRENT', `it is for version ${version}; the break is ${rec.state} at version ${rec.version}`);
   if (p.withdrawal) refuse('PROPOSAL_WITHDRAWN', `by ${p.withdrawal.actor} at ${p.withdrawal.at}`);
   const payload = payloadOf({
     format: FORMATS.withdrawal, break_id: rec.break_id, version, proposal_sha256: p.object.digest, actor: actor.name, at: now.toISOString(),

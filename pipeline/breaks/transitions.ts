@@ -249,11 +249,13 @@ export interface Approver {
  * Decides whether `approver` may countersign `proposal` of break `rec` now: the proposal must be
  * current (its version the next one and its previous digest the head's), not withdrawn, younger
  * than `maxAgeS`; the approver must not be the proposer, by name or by key, must be the approver
- * the proposal names, and must be allowed by the roles. Throws TransitionRuleError naming the rule.
+ * the proposal names, and must be allowed by the roles. Throws TransitionRuleError naming the rule,
+ * or ConcurrencyError (exit 6) when this very proposal has landed already (another approval won).
  * (The proposer's signature is checked by the caller, signing/signatures.ts verifyRecord.)
  */
 export function judgeApproval(rec: BreakLog, proposal: StoredProposal, approver: Approver, policy: TransitionPolicy, maxAgeS: number, now: Date = new Date()): void {
   const p = proposal.event;
+  if (rec.stored[p.version - 1]?.object.digest === proposal.object.digest) throw landedFirst(rec, p.version);
   if (p.version !== rec.version + 1 || p.previous_event_sha256 !== rec.head_sha256) {
     refuse('PROPOSAL_NOT_CURRENT', `it is for version ${p.version}; the break is ${rec.state} at version ${rec.version}`);
   }
@@ -266,6 +268,17 @@ export function judgeApproval(rec: BreakLog, proposal: StoredProposal, approver:
   const designated = p.evidence.approver;
   if (designated && identity(designated) !== identity(approver.name)) refuse('APPROVER_NOT_DESIGNATED', `it names ${designated}, not ${approver.name}`);
   if (policy.may && !policy.may(approver.name, 'approves', rec.control_id)) refuse('ROLE_MAY_NOT_APPROVE', `${approver.name} for ${rec.control_id}`);
+}
+
+/**
+ * The approval that lost the race for its version: the same proposal was countersigned first
+ * (ConcurrencyError 'version', exit 6, as for a stale --expected-version). A different event found
+ * in that version makes the proposal superseded instead (PROPOSAL_NOT_CURRENT, exit 2).
+ */
+function landedFirst(rec: Pick<BreakLog, 'break_id' | 'stored'>, version: number): ConcurrencyError {
+  const landed = rec.stored[version - 1];
+  const by = landed?.object.signatures.find((s) => s.role === 'approver')?.signer;
+  return new ConcurrencyError(`break ${rec.break_id}: version ${version} already landed: this proposal was countersigned${by ? ` by ${by}` : ''} first (another approval won the race)`, 'version');
 }
 
 /** How a proposal stands now: pending, approved (its event landed), withdrawn, superseded (the break moved on) or expired. */

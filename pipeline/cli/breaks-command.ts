@@ -48,8 +48,11 @@ proposed by the owner, naming --approver, and land when that approver runs 'appr
 Signing: --key FILE (an OpenSSH private key, or a .pub whose key ssh-agent holds) or
 RECKON_SIGNING_KEY_FILE / RECKON_SIGNING_KEY (+ RECKON_SIGNING_KEY_PASSPHRASE); the actor is the
 registry's name of the key (--actor, if given, must match it). --config names the registry.
-Exit codes: 0 done, 2 usage or a refused transition, key or signature (the rule is named), 6 the
-break moved on first (--expected-version stale, or another approval landed), 70 internal error.
+Exit codes: 0 done, 2 usage or a refused transition, key or signature (the rule is named; a
+proposal withdrawn, expired, landed or superseded by another event is PROPOSAL_NOT_CURRENT or
+PROPOSAL_WITHDRAWN/EXPIRED), 6 lost the race for the version (--expected-version stale, the same
+proposal countersigned by another approval first, or another event took the version while
+approving), 70 internal error.
 `;
 
 /** The usage of `reckon breaks …` (`--help` anywhere): the subcommand's, or all of them. */
@@ -321,6 +324,12 @@ function triageCommand(s: BreakSummary, opts: { store: string; unsigned: boolean
   return `reckon breaks advance ${s.break_id} --to TRIAGED --expected-version ${s.version} ${who} --owner ${s.routing?.owner ?? 'TEAM'} --classification TIMING|DUPLICATE|MISSING|VALUE|EXTERNAL --store ${shellWord(opts.store)}`;
 }
 
+/** A proposal's withdrawal as `show` prints it: void when the proposal landed anyway (the two raced). */
+function withdrawalText(p: ReturnType<typeof proposalView>): string {
+  if (!p.withdrawal) return '';
+  return p.status === 'approved' ? ` (withdrawal by ${p.withdrawal.actor} ${p.withdrawal.at} too late: the proposal landed, the event stands)` : ` (withdrawn by ${p.withdrawal.actor} ${p.withdrawal.at})`;
+}
+
 /** `breaks show` as text; `records` (recordsText) goes after the observations, before the next command. */
 function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnType<typeof proposalView>[], opts: { store: string; unsigned: boolean }, records = ''): string {
   const r = s.routing;
@@ -335,7 +344,7 @@ function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnT
       `  v${e.version} ${e.at} ${e.from_state ?? '-'} → ${e.to_state} by ${e.actor}  ${Object.entries(e.evidence).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')}`,
       `      ${proofText(e.proof, o)}  sha256 ${o.digest}`,
     ]),
-    ...(proposals.length ? ['proposals:', ...proposals.map((p) => `  v${p.version} ${p.from_state} → ${p.to_state} by ${p.actor}, approver ${p.approver ?? '-'}, ${p.at}: ${p.status.toUpperCase()}${p.withdrawal ? ` (withdrawn by ${p.withdrawal.actor} ${p.withdrawal.at})` : ''}  ${p.sha256.slice(0, 16)}`)] : []),
+    ...(proposals.length ? ['proposals:', ...proposals.map((p) => `  v${p.version} ${p.from_state} → ${p.to_state} by ${p.actor}, approver ${p.approver ?? '-'}, ${p.at}: ${p.status.toUpperCase()}${withdrawalText(p)}  ${p.sha256.slice(0, 16)}`)] : []),
     'observations:',
     ...rec.observations.map((o) => `  ${o.observed_at} ${o.run_id} [${o.window.start}, ${o.window.end}) ${o.disposition} record ${o.record_time ?? '-'} as-of ${o.as_of ?? '-'}: ${o.detail}`),
   ];
