@@ -10,6 +10,8 @@
  */
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { duckdb } from '../core/duckdb.js';
+import { repoPath } from '../core/paths.js';
+import { NAMES_MEMO, namesMemoAt, type MemoNames, type NamesMemo } from './names-memo.js';
 import { blankComments, topLevelKeyword } from './sql-scripts.js';
 
 /** An object a statement creates. `name` is lower case (DuckDB compares names without case). */
@@ -48,18 +50,20 @@ export class UnreadableStatement extends Error {
 const TABLE_REF_TYPES = new Set(['BASE_TABLE', 'TABLE_FUNCTION', 'SUBQUERY', 'JOIN', 'EXPRESSION_LIST', 'EMPTY', 'PIVOT']);
 
 /**
- * The names of statements already read in this process, by statement text: a statement's names
- * depend on its text alone, and a process loads the definitions several times (the run, the
- * configuration check, recovery of earlier runs).
- */
-const READ = new Map<string, StatementNames | UnreadableStatement>();
-
-/**
  * Reads statements with a private in-memory DuckDB that holds nothing (parsing only), opened on
- * the first statement not read before in this process. Close it after use.
+ * the first statement whose names are not in the names memo (names-memo.ts: the build's, shared by
+ * every parser of the process, so a process parses a statement once). Close it after use.
  */
 export class SqlNames {
   private db?: { instance: DuckDBInstance; conn: DuckDBConnection };
+  private readonly memo: NamesMemo;
+  /** Statements this parser had DuckDB parse (the others' names came from the memo). */
+  parsed = 0;
+
+  /** A parser keeping names in the memo at `memoPath` (default: the build's, NAMES_MEMO). */
+  constructor(memoPath: string = repoPath(NAMES_MEMO)) {
+    this.memo = namesMemoAt(memoPath);
+  }
 
   /** Closes the parser's DuckDB, if it was opened. */
   close(): void {
@@ -73,15 +77,28 @@ export class SqlNames {
    * or an UnreadableStatement saying why it cannot be checked. DuckDB parses the new ones in one query.
    */
   async read(statements: readonly string[]): Promise<(StatementNames | UnreadableStatement)[]> {
-    const fresh = [...new Set(statements.filter((s) => !READ.has(s)))];
+    const known = new Map<string, MemoNames>();
+    for (const s of statements) {
+      const kept = known.has(s) ? undefined : this.memo.recall(s);
+      if (kept) known.set(s, kept);
+    }
+    const fresh = [...new Set(statements.filter((s) => !known.has(s)))];
     const plans = fresh.map(plan);
     const queries = plans.filter((q): q is Plan => !(q instanceof UnreadableStatement));
     const trees = await this.trees(queries.map((q) => q.query));
+    const parsed = new Map<string, MemoNames>();
     fresh.forEach((s, i) => {
       const q = plans[i];
-      READ.set(s, q instanceof UnreadableStatement ? q : namesOf(q, trees[queries.indexOf(q)]));
+      const names = q instanceof UnreadableStatement ? q : namesOf(q, trees[queries.indexOf(q)]);
+      parsed.set(s, names instanceof UnreadableStatement ? { unreadable: names.reason } : names);
+      known.set(s, parsed.get(s)!);
     });
-    return statements.map((s) => READ.get(s)!);
+    this.memo.remember(parsed);
+    this.parsed += fresh.length;
+    return statements.map((s) => {
+      const kept = known.get(s)!;
+      return 'unreadable' in kept ? new UnreadableStatement(kept.unreadable) : (kept as StatementNames);
+    });
   }
 
   /** DuckDB's parse tree of each query, or why it has none. */

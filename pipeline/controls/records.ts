@@ -13,7 +13,8 @@
  * control, for a dataset the control does not read, or without lineage is a bug in the SQL:
  * InternalError (exit 70), naming the file.
  */
-import { StatementType, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { duckdb } from '../core/duckdb.js';
 import { InternalError, invariant } from '../core/errors.js';
 import { literal } from '../core/sql-text.js';
 import { ChunkAppender } from '../load/chunks.js';
@@ -121,7 +122,7 @@ async function runQueries(conn: DuckDBConnection, sql: string, file: string): Pr
     const p = await extracted.prepare(i);
     let select = false;
     try {
-      select = p.statementType === StatementType.SELECT;
+      select = p.statementType === duckdb().StatementType.SELECT;
       if (!select) await p.run();
     } finally {
       p.destroySync();

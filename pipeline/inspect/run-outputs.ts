@@ -8,8 +8,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { sha256Hex } from '../core/digest.js';
+import { duckdb } from '../core/duckdb.js';
 import { ConfigError } from '../core/errors.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { findRunManifest, manifestKeys, readStoredManifest, type StoredManifest } from '../report/run-view.js';
@@ -43,7 +44,7 @@ export async function openReader(): Promise<Reader> {
     dir,
     async connection() {
       if (!conn) {
-        instance = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '1GB', temp_directory: join(dir, 'duckdb-tmp') });
+        instance = await duckdb().DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '1GB', temp_directory: join(dir, 'duckdb-tmp') });
         conn = await instance.connect();
         await conn.run(`SET TimeZone = 'UTC'`);
       }
