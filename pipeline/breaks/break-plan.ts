@@ -18,6 +18,7 @@
  * withdrawals. Its SHA-256 is in the manifest, so removing any event or proposal older than the
  * latest published run is detected, not only those of breaks the run touched.
  */
+import pLimit from 'p-limit';
 import { canonicalJson } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import { InternalError } from '../core/errors.js';
@@ -88,31 +89,63 @@ export interface RollForward {
   readonly superseded: readonly { readonly key: string; readonly planned: string; readonly found: string }[];
 }
 
+/** Breaks whose planned objects are written at once after the first object (41 breaks one after another took ~100 ms). */
+const WRITE_PARALLEL = 8;
+
+/** The break a planned object belongs to (`breaks/<id>/…`), or its key for anything else. */
+const breakOf = (key: string) => /^breaks\/[^/]+\//.exec(key)?.[0] ?? key;
+
 /**
  * Writes the planned objects of a published run, each bound to its manifest, with write-once
  * puts; an object already there with the planned payload is fine (an earlier attempt wrote it),
  * an event slot holding another event is a superseded plan (left as it is). Fault points
- * `writing-breaks` after the first object and `breaks-written` after the last.
+ * `writing-breaks` after the first object written and `breaks-written` after the last. Up to the
+ * first written, objects are written one by one; then WRITE_PARALLEL breaks at a time, each
+ * break's objects in plan order (a break never shows a later event without the earlier one).
+ * Superseded plans are listed in plan order.
  */
 export async function writePlanned(store: ObjectStore, objects: readonly PlannedObject[], binding: ManifestBinding, fault: FaultPoints): Promise<RollForward> {
-  let written = 0;
-  let present = 0;
-  const superseded: { key: string; planned: string; found: string }[] = [];
-  for (const o of objects) {
-    try {
-      await store.putOnce(o.key, encodeObject({ payload: o.payload, signatures: [], binding }));
-      written += 1;
-      if (written === 1) await fault('writing-breaks');
-    } catch (e) {
-      if (!(e instanceof AlreadyExistsError)) throw e;
-      const found = decodeObject(o.key, (await store.get(o.key))!);
-      if (found.digest === o.digest) present += 1;
-      else if (o.kind === 'event') superseded.push({ key: o.key, planned: o.digest, found: found.digest });
-      else throw new InternalError(`${o.key} exists with another payload than the one run ${binding.manifest_key} planned`);
-    }
+  const outcomes: WriteOutcome[] = new Array(objects.length);
+  let next = 0;
+  let first = false;
+  for (; next < objects.length && !first; next++) first = (outcomes[next] = await putPlanned(store, objects[next], binding)) === 'written';
+  if (first) await fault('writing-breaks');
+  const groups = new Map<string, number[]>();
+  for (let i = next; i < objects.length; i++) {
+    const g = breakOf(objects[i].key);
+    const ids = groups.get(g);
+    if (ids) ids.push(i);
+    else groups.set(g, [i]);
+  }
+  const limit = pLimit(WRITE_PARALLEL);
+  try {
+    await Promise.all([...groups.values()].map((ids) => limit(async () => {
+      for (const i of ids) outcomes[i] = await putPlanned(store, objects[i], binding);
+    })));
+  } catch (e) {
+    limit.clearQueue();
+    throw e;
   }
   await fault('breaks-written');
-  return { written, present, superseded };
+  const superseded = outcomes.filter((x): x is Superseded => typeof x === 'object');
+  return { written: outcomes.filter((x) => x === 'written').length, present: outcomes.filter((x) => x === 'present').length, superseded };
+}
+
+type Superseded = RollForward['superseded'][number];
+type WriteOutcome = 'written' | 'present' | Superseded;
+
+/** Writes one planned object; what became of it (written now, present already, or its event slot taken). */
+async function putPlanned(store: ObjectStore, o: PlannedObject, binding: ManifestBinding): Promise<WriteOutcome> {
+  try {
+    await store.putOnce(o.key, encodeObject({ payload: o.payload, signatures: [], binding }));
+    return 'written';
+  } catch (e) {
+    if (!(e instanceof AlreadyExistsError)) throw e;
+    const found = decodeObject(o.key, (await store.get(o.key))!);
+    if (found.digest === o.digest) return 'present';
+    if (o.kind === 'event') return { key: o.key, planned: o.digest, found: found.digest };
+    throw new InternalError(`${o.key} exists with another payload than the one run ${binding.manifest_key} planned`);
+  }
 }
 
 /** Reads and checks a staged plan against the SHA-256 its manifest recorded; undefined when it is not staged. */

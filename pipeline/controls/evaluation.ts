@@ -117,7 +117,8 @@ async function dropControlObjects(conn: DuckDBConnection, def: ControlDefinition
   const prefix = `${def.control_id.toLowerCase()}\\_%`;
   const objects = await queryScript(conn, `SELECT 'VIEW' AS type, view_name AS name FROM duckdb_views() WHERE temporary AND lower(view_name) LIKE '${prefix}' ESCAPE '\\'
     UNION ALL SELECT 'TABLE', table_name FROM duckdb_tables() WHERE temporary AND lower(table_name) LIKE '${prefix}' ESCAPE '\\' ORDER BY 1 DESC, 2`);
-  for (const o of objects) await conn.run(`DROP ${o.type} IF EXISTS temp.main."${o.name!.replace(/"/g, '""')}"`);
+  // One call for all of them (each DROP is still its own statement).
+  if (objects.length) await conn.run(objects.map((o) => `DROP ${o.type} IF EXISTS temp.main."${o.name!.replace(/"/g, '""')}"`).join(';\n'));
 }
 
 async function evaluate(conn: DuckDBConnection, def: ControlDefinition, limits: EvaluationLimits): Promise<ControlEvaluation> {

@@ -104,7 +104,7 @@ export async function evaluateRecords(
     await conn.run(`INSERT INTO ${DIFFERENCE_RECORDS_TABLE} SELECT * FROM ${CONTROL_RECORDS}`);
     return listingOf(rows, listed);
   } finally {
-    for (const t of [FOUND, CONTROL_RECORDS, CONTROL_DIFFERENCES_TABLE]) await conn.run(`DROP TABLE IF EXISTS ${t}`);
+    await conn.run([FOUND, CONTROL_RECORDS, CONTROL_DIFFERENCES_TABLE].map((t) => `DROP TABLE IF EXISTS ${t}`).join('; '));
   }
 }
 
@@ -120,16 +120,16 @@ async function runQueries(conn: DuckDBConnection, sql: string, file: string): Pr
   let queries = 0;
   for (let i = 0; i < texts.length; i++) {
     const p = await extracted.prepare(i);
-    let select = false;
+    let names: string[] | undefined;
     try {
-      select = p.statementType === duckdb().StatementType.SELECT;
-      if (!select) await p.run();
+      // A query's columns are its prepared statement's (no DESCRIBE, which would plan it once more).
+      if (p.statementType === duckdb().StatementType.SELECT) names = Array.from({ length: p.columnCount }, (_, c) => p.columnName(c));
+      else await p.run();
     } finally {
       p.destroySync();
     }
-    if (!select) continue;
+    if (!names) continue;
     queries += 1;
-    const names = (await conn.runAndReadAll(`DESCRIBE ${texts[i]}`)).getRowObjectsJson().map((r) => String(r.column_name));
     if (names.join(',') !== RECORD_COLUMNS.join(',')) throw new InternalError(`${file}: query ${queries} returns columns (${names.join(', ')}), not (${RECORD_COLUMNS.join(', ')})`);
     await conn.run(`INSERT INTO ${FOUND} SELECT ${RECORD_COLUMNS.map((c) => `${c}::VARCHAR`).join(', ')} FROM (\n${texts[i]}\n)`);
   }

@@ -121,14 +121,18 @@ export function splitStatements(sql: string): string[] {
 /** `sql` with every comment replaced by spaces (offsets and quoted text kept). */
 export function blankComments(sql: string): string {
   let out = '';
+  let from = 0;
   for (let i = 0; i < sql.length; i++) {
     const end = skipQuoted(sql, i);
-    if (end < 0) { out += sql[i]; continue; }
-    const token = sql.slice(i, end + 1);
-    out += sql[i] === "'" || sql[i] === '"' ? token : token.replace(/[^\n]/g, ' ');
+    if (end < 0) continue;
+    // Quoted text stays as it is (copied with what precedes it); a comment becomes spaces.
+    if (sql[i] !== "'" && sql[i] !== '"') {
+      out += sql.slice(from, i) + sql.slice(i, end + 1).replace(/[^\n]/g, ' ');
+      from = end + 1;
+    }
     i = end;
   }
-  return out;
+  return from === 0 ? sql : out + sql.slice(from);
 }
 
 /**

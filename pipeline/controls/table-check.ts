@@ -74,11 +74,15 @@ interface ReadStatement {
 
 /** Each statement of each file, read in one batch. */
 async function statementsOf(parser: SqlNames, files: readonly SqlFile[]): Promise<ReadStatement[]> {
-  const spans = files.flatMap((file) => statementSpans(file.text).map((s, i) => ({ file, at: where(file, i, s.offset, s.text), text: s.text })));
+  const spans = files.flatMap((file) => statementSpans(file.text).map((s, i) => ({ file, index: i, offset: s.offset, text: s.text })));
   const names = await parser.read(spans.map((s) => s.text));
   return spans.map((s, i) => {
     const n = names[i];
-    return n instanceof UnreadableStatement ? { ...s, unreadable: n.reason } : { ...s, names: n };
+    // Located only for a message (a getter): most statements never need it.
+    const at = () => where(s.file, s.index, s.offset, s.text);
+    return n instanceof UnreadableStatement
+      ? { file: s.file, text: s.text, unreadable: n.reason, get at() { return at(); } }
+      : { file: s.file, text: s.text, names: n, get at() { return at(); } };
   });
 }
 

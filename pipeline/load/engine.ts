@@ -3,7 +3,10 @@
  * machine (docs/performance.md "DuckDB settings"):
  * - `threads 2`, `memory_limit 2GB` (with Node and DuckDB's own allocations outside its buffer
  *   pool, a run then peaks under 4 GiB), `preserve_insertion_order false`, spilling to
- *   `temp_directory` in the run's scratch folder;
+ *   `temp_directory` in the run's scratch folder; a small day (records estimated under
+ *   ONE_THREAD_BELOW_BYTES in memory) on one thread: its statements are too small to split, and
+ *   handing each one's tasks to a second thread cost more than it saved (the sample day's
+ *   ~700 statements took about a third more CPU on two threads);
  * - storage: in memory for a day that fits, or a database file in the scratch folder for a large
  *   one. Table data in memory is uncompressed (about 190 bytes a record) and, past the memory
  *   limit, is spilled uncompressed (a 10M-order day: 25 GB of temp files); a database file holds
@@ -26,6 +29,8 @@ export { DUCKDB_MEMORY_LIMIT } from '../core/settings.js';
 
 /** DuckDB worker threads (the machine's cores). */
 export const DUCKDB_THREADS = 2;
+/** Below this estimated in-memory size of the records to load (about 300,000 records), DuckDB runs on one thread. */
+export const ONE_THREAD_BELOW_BYTES = 64 * 1024 ** 2;
 /**
  * Above this estimated in-memory size of the records to load, tables live in a database file: a
  * 1M-order day (about 2.6 GB estimated) stays in memory, a 10M-order day (about 25 GB) goes to a file.
@@ -49,6 +54,8 @@ export interface Engine {
   readonly estimated_bytes: number;
   /** DuckDB's buffer-pool limit in force, e.g. `2GB`. */
   readonly memory_limit: string;
+  /** DuckDB's threads: DUCKDB_THREADS, or 1 for a small day. */
+  readonly threads: number;
 }
 
 /**
@@ -78,10 +85,11 @@ export async function estimateLoadBytes(root: DatasetRoots, datasets: readonly s
  */
 export async function openEngine(scratch: string, estimatedBytes: number, settings: Settings['duckdb']): Promise<Engine> {
   const storage: EngineStorage = settings.storage === 'auto' ? (estimatedBytes > FILE_STORAGE_ABOVE_BYTES ? 'file' : 'memory') : settings.storage;
+  const threads = estimatedBytes < ONE_THREAD_BELOW_BYTES ? 1 : DUCKDB_THREADS;
   const instance = await duckdb().DuckDBInstance.create(storage === 'file' ? join(scratch, 'work.duckdb') : ':memory:', {
-    threads: String(DUCKDB_THREADS), memory_limit: settings.memoryLimit, temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
+    threads: String(threads), memory_limit: settings.memoryLimit, temp_directory: join(scratch, 'duckdb-tmp'), preserve_insertion_order: 'false',
   });
-  return { instance, storage, estimated_bytes: estimatedBytes, memory_limit: settings.memoryLimit };
+  return { instance, storage, estimated_bytes: estimatedBytes, memory_limit: settings.memoryLimit, threads };
 }
 
 /**

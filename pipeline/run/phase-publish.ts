@@ -10,7 +10,6 @@ import { readFile } from 'node:fs/promises';
 import { repoPath } from '../core/paths.js';
 import { wideSql } from '../controls/wide.js';
 import { currencyTable } from '../contract/currency.js';
-import { DUCKDB_THREADS } from '../load/engine.js';
 import type { OutputObject } from '../outputs/outputs.js';
 import { codeFingerprint, inputsFingerprint } from '../publish/fingerprint.js';
 import { checkFencing } from '../publish/lease.js';
@@ -104,7 +103,7 @@ function manifestParts(
     signing: req.pipeline?.record ?? manifestSigning(null, 'no-registry'),
     runtime: {
       node: process.version, timings_ms: ctx.timings, outcome: settled.outcome,
-      duckdb: { threads: DUCKDB_THREADS, memory_limit: inputs.engine.memory_limit, storage: inputs.engine.storage, estimated_bytes: inputs.engine.estimated_bytes },
+      duckdb: { threads: inputs.engine.threads, memory_limit: inputs.engine.memory_limit, storage: inputs.engine.storage, estimated_bytes: inputs.engine.estimated_bytes },
     },
   };
 }

@@ -6,7 +6,8 @@
  */
 import { createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import sshpk from 'sshpk';
+import { createRequire } from 'node:module';
+import type Sshpk from 'sshpk';
 import { SignatureError } from '../core/errors.js';
 import type { Secret } from '../core/secret.js';
 import { agentIdentities, agentSign } from './agent.js';
@@ -65,10 +66,14 @@ export async function loadSigningKey(src: KeySource): Promise<SigningKey> {
   return privateKey(bytes, where, src.passphrase ?? null);
 }
 
+/** sshpk, required when a private key file is first read (about 40 ms of start-up a run without one need not pay). */
+let sshpkModule: typeof Sshpk | undefined;
+
 function privateKey(bytes: Buffer, where: string, passphrase: Secret | null): SigningKey {
-  let parsed: sshpk.PrivateKey;
+  sshpkModule ??= createRequire(import.meta.url)('sshpk') as typeof Sshpk;
+  let parsed: Sshpk.PrivateKey;
   try {
-    parsed = sshpk.parsePrivateKey(bytes, 'auto', passphrase ? { passphrase: passphrase.reveal() } : undefined);
+    parsed = sshpkModule.parsePrivateKey(bytes, 'auto', passphrase ? { passphrase: passphrase.reveal() } : undefined);
   } catch (e) {
     const name = (e as Error).name;
     if (name === 'KeyEncryptedError' || /passphrase/i.test((e as Error).message)) return refuse('SIGNING_KEY_PASSPHRASE', where);
