@@ -2,7 +2,10 @@
  * The layout shows the data flow (docs/architecture.md): every folder under `pipeline/` is one
  * stage, and a stage imports only itself and the stages before it in STAGES. The test reads every
  * import (static, `export … from` and dynamic `import()`) of `pipeline/` and fails on an import
- * that runs against the flow, on a file outside a known stage, and on any import cycle.
+ * that runs against the flow, on a file outside a known stage, and on any import cycle. It also
+ * keeps the start of `reckon run` light (issue 20): the modules a run loads before it starts are
+ * those its command imports statically, and heavy packages (DuckDB's 120 CommonJS modules, the AWS
+ * SDK, Parquet readers, sshpk, …) are loaded only where they are used.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -99,5 +102,57 @@ describe('the pipeline layout', () => {
     ]);
     expect(againstFlow(fake)).toEqual(['pipeline/load/a.ts -> pipeline/breaks/b.ts', 'pipeline/core/d.ts -> pipeline/misc/c.ts']);
     expect(cyclesOf(fake)).toEqual(['pipeline/breaks/b.ts -> pipeline/load/a.ts -> pipeline/breaks/b.ts']);
+  });
+});
+
+/**
+ * The specifiers `file` imports as values at load time: static `import … from` and `export … from`
+ * (not `import type`, nor an import whose braces name only types, which TypeScript drops) and bare
+ * `import '…'`; dynamic `import()` and `require` load later, only when called.
+ */
+function valueImportsOf(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(/^\s*(?:import|export)\s+(?!type\b)([^'";]*?)\s*from\s+['"]([^'"]+)['"]/gm)) {
+    const braces = /^\{([\s\S]*)\}$/.exec(m[1].trim());
+    if (braces && braces[1].split(',').map((x) => x.trim()).filter(Boolean).every((x) => x.startsWith('type '))) continue;
+    out.push(m[2]);
+  }
+  for (const m of text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) out.push(m[1]);
+  return out;
+}
+
+const staticValueImports = (file: string) => valueImportsOf(readFileSync(file, 'utf8'));
+
+/** The packages (bare specifiers other than node:) that importing `entry` loads, with a file importing each. */
+function packagesLoadedBy(entry: string): Map<string, string> {
+  const seen = new Set<string>();
+  const packages = new Map<string, string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const spec of staticValueImports(file)) {
+      if (spec.startsWith('.')) visit(normalize(join(dirname(file), spec)).replace(/\.js$/, '.ts'));
+      else if (!spec.startsWith('node:') && !packages.has(spec)) packages.set(spec, relative(ROOT, file));
+    }
+  };
+  visit(join(ROOT, entry));
+  return packages;
+}
+
+describe('a light start (issue 20)', () => {
+  it('reckon run loads only the packages every run needs before it starts; the others are loaded where used', () => {
+    const loaded = packagesLoadedBy('pipeline/cli/run-command.ts');
+    expect([...loaded.keys()].sort()).toEqual(['canonicalize', 'lossless-json', 'luxon', 'p-limit', 'pino', 'zod']);
+  });
+
+  it('@duckdb/node-api is required through core/duckdb.ts only (imported from ES modules, its CommonJS files are lexed first: ~0.3 s)', () => {
+    const importers = [...graph.keys()].filter((f) => staticValueImports(join(ROOT, f)).includes('@duckdb/node-api'));
+    expect(importers).toEqual([]);
+    expect(readFileSync(join(PIPELINE, 'core', 'duckdb.ts'), 'utf8')).toContain("createRequire(import.meta.url)('@duckdb/node-api')");
+  });
+
+  it('tells a value import from a type import and a later one', () => {
+    const text = "import type { A } from 'a';\nimport { type B } from 'b';\nimport {\n  type C,\n  D,\n} from 'c';\nimport E from 'e';\nexport { F } from 'f';\nimport 'g';\nconst h = await import('h');\nexport type { I } from 'i';";
+    expect(valueImportsOf(text)).toEqual(['c', 'e', 'f', 'g']);
   });
 });

@@ -49,9 +49,12 @@ export async function loadCommonSql(parser?: SqlNames): Promise<CommonSql> {
 export async function runCommonSql(conn: DuckDBConnection, common: CommonSql, loaded: readonly string[]): Promise<string[]> {
   const have = new Set(loaded);
   const skipped: string[] = [];
+  const run: string[] = [];
   for (const s of common.statements) {
-    if (s.datasets.every((d) => have.has(d))) await runScript(conn, s.text);
+    if (s.datasets.every((d) => have.has(d))) run.push(s.text);
     else if (s.creates) skipped.push(s.creates);
   }
+  // In order, in one call (runScript); each statement's own line ends before its semicolon (it may end in a comment).
+  if (run.length) await runScript(conn, run.join('\n;\n'));
   return skipped;
 }

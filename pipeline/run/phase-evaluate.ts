@@ -124,11 +124,13 @@ function sqlValue(v: string | number): string {
 
 /** Sets DuckDB session variables: numbers and text as literals, bigint µs as timestamps, null as a NULL timestamp. */
 export async function setVariables(conn: DuckDBConnection, vars: Record<string, string | number | bigint | null>): Promise<void> {
-  for (const [k, v] of Object.entries(vars)) {
+  const sets = Object.entries(vars).map(([k, v]) => {
     if (!/^[a-z_][a-z0-9_]*$/.test(k)) throw new ConfigError(`bad parameter name ${k}`);
     const expr = v === null ? 'NULL::TIMESTAMP' : typeof v === 'bigint' ? `make_timestamp(${v}::BIGINT)` : sqlValue(v);
-    await conn.run(`SET VARIABLE ${k} = ${expr}`);
-  }
+    return `SET VARIABLE ${k} = ${expr}`;
+  });
+  // One call for all of them (each SET is still its own statement).
+  if (sets.length) await conn.run(sets.join(';\n'));
 }
 
 /** A control's status before breaks (CONTRACT §3): INCOMPLETE over quarantine, NOT_READY with its reasons, else BREAKS or CLEAN. */
