@@ -23,7 +23,7 @@ import { dropFastTables, loadCsvFast, loadParquetFast, parquetViewValues, stageL
 import { closeFileTable, FILE_TABLE, insertCachedRows, openFileTable, restoreViewCheck, writeViewCheck } from './cached-load.js';
 import type { QuarantineEntry } from './quarantine-entry.js';
 import { DeliveryCache, type CacheHit, type CheckedFile, type DeliveryCacheConfig, type FileKeyParts, type KeptFiles } from './delivery-cache.js';
-import { dropRelation, finishViewDataset, registerViewFile, resetViewTables, type ViewFile } from './views.js';
+import { dropRelation, dropRelations, finishViewDataset, registerViewFile, resetViewTables, type ViewFile } from './views.js';
 import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from '../contract/local-time.js';
 import { notionalMinor } from '../contract/money.js';
 import { CsvShapeScan, type CsvShape } from '../sources/csv-fast.js';
@@ -733,8 +733,8 @@ async function dedupe(conn: DuckDBConnection, spec: DatasetSpec, load: DatasetLo
   const raw = ident(`${spec.name}__raw`);
   const keyHash = `hash(${cols.filter((c) => c !== spec.deliveryColumn).map(ident).join(', ')})`;
   const select = cols.map((c) => (c === spec.deliveryColumn ? `min(${ident(c)}) AS ${ident(c)}` : ident(c))).join(', ');
-  await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dup AS SELECT ${keyHash} AS h FROM ${raw} GROUP BY 1 HAVING count(*) > 1`);
-  const dupHashes = Number((await conn.runAndReadAll('SELECT count(*) FROM __ld_dup')).getRows()[0][0]);
+  const dupHashes = Number((await conn.runAndReadAll(`CREATE OR REPLACE TEMP TABLE __ld_dup AS SELECT ${keyHash} AS h FROM ${raw} GROUP BY 1 HAVING count(*) > 1;
+    SELECT count(*) FROM __ld_dup`)).getRows()[0][0]);
   if (dupHashes > 0) {
     // The records of those hashes, found once by row id; grouped by their typed values.
     await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dm AS SELECT rowid AS r FROM ${raw} WHERE ${keyHash} IN (SELECT h FROM __ld_dup)`);
@@ -742,16 +742,15 @@ async function dedupe(conn: DuckDBConnection, spec: DatasetSpec, load: DatasetLo
     await conn.run(`DELETE FROM ${raw} WHERE rowid IN (SELECT r FROM __ld_dm)`);
     await conn.run('DROP TABLE __ld_dm');
   }
-  await dropRelation(conn, spec.name);
-  await dropRelation(conn, `${spec.name}__tab`);
-  await conn.run(`ALTER TABLE ${raw} RENAME TO ${ident(spec.name)}`);
-  await conn.run(`ALTER TABLE ${ident(spec.name)} ADD COLUMN _deliveries BIGINT DEFAULT 1`);
-  if (dupHashes > 0) {
-    await conn.run(`INSERT INTO ${ident(spec.name)} SELECT * FROM __ld_grp`);
-    await conn.run('DROP TABLE __ld_grp');
-  }
-  await conn.run('DROP TABLE __ld_dup');
-  const r = await conn.runAndReadAll(`SELECT count(*)::VARCHAR AS n, coalesce(sum(_deliveries), 0)::VARCHAR AS d FROM ${ident(spec.name)}`);
+  await dropRelations(conn, [spec.name, `${spec.name}__tab`]);
+  // The rest in one call (each still its own statement); the counts are its last statement's rows.
+  const r = await conn.runAndReadAll([
+    `ALTER TABLE ${raw} RENAME TO ${ident(spec.name)}`,
+    `ALTER TABLE ${ident(spec.name)} ADD COLUMN _deliveries BIGINT DEFAULT 1`,
+    ...(dupHashes > 0 ? [`INSERT INTO ${ident(spec.name)} SELECT * FROM __ld_grp`, 'DROP TABLE __ld_grp'] : []),
+    'DROP TABLE __ld_dup',
+    `SELECT count(*)::VARCHAR AS n, coalesce(sum(_deliveries), 0)::VARCHAR AS d FROM ${ident(spec.name)}`,
+  ].join(';\n'));
   const [row] = r.getRowObjectsJson();
   load.records_loaded = Number(row.n);
   load.duplicates = Number(row.d) - Number(row.n);

@@ -63,6 +63,19 @@ export async function dropRelation(conn: DuckDBConnection, name: string): Promis
 }
 
 /**
+ * Drops the tables or views called `names`, whichever each is: the tables in one call (the common
+ * case: none is a view), or, when DuckDB refuses that (a view among them; the statements before
+ * it ran, the rest did not), each by dropRelation.
+ */
+export async function dropRelations(conn: DuckDBConnection, names: readonly string[]): Promise<void> {
+  try {
+    await conn.run(names.map((n) => `DROP TABLE IF EXISTS ${ident(n)}`).join(';\n'));
+  } catch {
+    for (const n of names) await dropRelation(conn, n);
+  }
+}
+
+/**
  * One file's records as the dataset's columns, `_source` and `__row`, without the excluded ones
  * (`excluded`: whether the file has any, so files without skip the anti-join).
  */
