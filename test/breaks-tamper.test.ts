@@ -55,6 +55,13 @@ function editPayload(path: string, from: string, to: string): void {
   writeFileSync(path, JSON.stringify(o));
 }
 
+/** Adds a field outside the signed payload (the envelope or a signature record). */
+function addField(path: string, add: (o: Record<string, unknown>) => void): void {
+  const o = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  add(o);
+  writeFileSync(path, JSON.stringify(o));
+}
+
 /** Rewrites the bag's manifests, Payload-Oxum and tag manifest to match its files (a forger who knows BagIt). */
 function rebag(dir: string): void {
   const files: string[] = [];
@@ -89,6 +96,8 @@ const TAMPERS: Tamper[] = [
   },
   { name: 'an event removed from the middle (version 2)', edit: (r) => rmSync(join(r, E(2))), names: () => E(3) },
   { name: 'the newest event removed (version 3, the countersigned CONTAINED)', edit: (r) => rmSync(join(r, E(3))), names: () => E(3) },
+  { name: 'an unsigned field added beside a signature (a comment on the countersignature)', edit: (r) => addField(join(r, E(3)), (o) => { (o.signatures as Record<string, unknown>[])[1].comment = 'approved by the CEO'; }), names: () => E(3) },
+  { name: "an unsigned top-level field added to a run's event", edit: (r) => addField(join(r, E(1)), (o) => { o.note = 'reviewed, nothing to do'; }), names: () => E(1) },
   { name: 'a pending proposal edited', edit: (r) => editPayload(join(r, pendingProposal), 'RCP-2 resent', 'RCP-9 resent'), names: () => pendingProposal },
   { name: 'a pending proposal removed', edit: (r) => rmSync(join(r, pendingProposal)), names: () => pendingProposal },
   { name: 'an observation edited', edit: (r) => editPayload(join(r, `breaks/${ID}/observations/${runs[0]}.json`), '"disposition":"OPENED"', '"disposition":"TIMING"'), names: () => `breaks/${ID}/observations/${runs[0]}.json` },

@@ -230,7 +230,9 @@ describe('reckon evidence pack --run', () => {
     const id = readdirSync(join(c, 'data', 'breaks')).sort()[1];
     const dir = join(c, 'data', 'breaks', id, 'events');
     const e1 = JSON.parse(readFileSync(join(dir, '000001.json'), 'utf8'));
-    writeFileSync(join(dir, '000003.json'), JSON.stringify({ ...e1, version: 3, expected_version: 2, from_state: 'OPEN', to_state: 'TRIAGED' }));
+    // A well-formed envelope (an unknown envelope field is its own finding, breaks-tamper.test.ts) whose payload skips version 2.
+    const payload = JSON.stringify({ ...JSON.parse(e1.payload), version: 3, expected_version: 2, from_state: 'OPEN', to_state: 'TRIAGED' });
+    writeFileSync(join(dir, '000003.json'), JSON.stringify({ ...e1, payload }));
     rebag(c);
     const v = verify(c);
     expect(v.code).toBe(1);

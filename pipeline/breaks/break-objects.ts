@@ -88,9 +88,42 @@ export function decodeObject(key: string, bytes: Buffer): DecodedObject {
   try { body = JSON.parse(doc.payload); } catch { throw new ObjectFormatError(key, 'has a payload that is not JSON'); }
   if (!isObject(body)) throw new ObjectFormatError(key, 'has a payload that is not a JSON object');
   if (!Array.isArray(doc.signatures)) throw new ObjectFormatError(key, 'has no signatures list');
-  const b = doc.binding;
-  const binding = isObject(b) && typeof b.manifest_key === 'string' && typeof b.manifest_sha256 === 'string' ? { manifest_key: b.manifest_key, manifest_sha256: b.manifest_sha256 } : null;
+  checkEnvelope(key, doc);
+  const b = doc.binding as ManifestBinding | undefined;
+  const binding = b ? { manifest_key: b.manifest_key, manifest_sha256: b.manifest_sha256 } : null;
   return { key, format: 'v2', payload: doc.payload, digest: payloadDigest(doc.payload), body, signatures: doc.signatures as SignatureRecord[], binding };
+}
+
+/** The fields of the envelope (encodeObject), of a binding and of a signature record: nothing else is accepted. */
+const ENVELOPE_FIELDS = ['payload', 'signatures', 'binding'] as const;
+const BINDING_FIELDS = ['manifest_key', 'manifest_sha256'] as const;
+const SIGNATURE_FIELDS = ['role', 'signer', 'key', 'namespace', 'registry_sha256', 'signed_at', 'sshsig'] as const;
+
+/**
+ * Refuses an envelope with a field the format does not have, at any level (the envelope, its
+ * binding, each signature record), or a field of the wrong type: nothing outside the payload is
+ * signed, so an added field (a `comment` beside a signature, say) is text nobody vouches for that
+ * would otherwise be shown and packed as if it were. Throws ObjectFormatError naming the field.
+ */
+function checkEnvelope(key: string, doc: Record<string, unknown>): void {
+  const tampered = (what: string) => new ObjectFormatError(key, `${what}: not part of the break object's envelope (payload, signatures, binding), so not signed; the object was edited (tampering)`);
+  const only = (o: Record<string, unknown>, fields: readonly string[], at: string) => {
+    const extra = Object.keys(o).find((f) => !fields.includes(f));
+    if (extra !== undefined) throw tampered(`has an unknown field ${at}${at ? '.' : ''}${extra}`);
+  };
+  only(doc, ENVELOPE_FIELDS, '');
+  if (doc.binding !== undefined) {
+    const b = doc.binding;
+    if (!isObject(b)) throw tampered('has a binding that is not an object');
+    only(b, BINDING_FIELDS, 'binding');
+    for (const f of BINDING_FIELDS) if (typeof b[f] !== 'string') throw tampered(`has binding.${f} missing or not a string`);
+  }
+  (doc.signatures as unknown[]).forEach((sig, i) => {
+    if (!isObject(sig)) throw tampered(`has signatures[${i}] that is not an object`);
+    only(sig, SIGNATURE_FIELDS, `signatures[${i}]`);
+    for (const f of SIGNATURE_FIELDS) if (typeof sig[f] !== 'string') throw tampered(`has signatures[${i}].${f} missing or not a string`);
+    if (sig.role !== 'actor' && sig.role !== 'approver') throw tampered(`has signatures[${i}].role ${JSON.stringify(sig.role)}, neither actor nor approver`);
+  });
 }
 
 const pad = (n: number) => String(n).padStart(6, '0');
