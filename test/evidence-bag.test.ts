@@ -1,6 +1,7 @@
 /**
  * Evidence packages (issue 9): real runs of `reckon run` into a temp store, packed with
- * `reckon evidence pack` and checked with `reckon evidence verify` as child processes. The bag's
+ * `reckon evidence pack` and checked with `reckon evidence verify`, all through the CLI in this
+ * process (reckonHere: what the commands write, not the process around them, is under test). The bag's
  * manifests and Payload-Oxum are recomputed here independently (node:crypto over the files on
  * disk, and coreutils `sha256sum -c`/`sha512sum -c`), and tampering is done on copies.
  */
@@ -11,7 +12,7 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
-import { reckon, scratchDir } from './helpers/cli.js';
+import { reckonHere, scratchDir } from './helpers/cli.js';
 import { makeSigners, type TestKey } from './helpers/ssh.js';
 import { uuidV5 } from '../pipeline/evidence/openlineage.js';
 import { DAY_WINDOW as WINDOW, SAMPLE_DAY as SOURCES } from './fixtures/days.js';
@@ -66,11 +67,11 @@ function rebag(bag: string): void {
 }
 
 function pack(args: string[]) {
-  return reckon(['evidence', 'pack', '--store', store, ...args]);
+  return reckonHere(['evidence', 'pack', '--store', store, ...args]);
 }
 
 function verify(path: string) {
-  return reckon(['evidence', 'verify', path]);
+  return reckonHere(['evidence', 'verify', path]);
 }
 
 function copyBag(src: string, name: string): string {
@@ -79,17 +80,17 @@ function copyBag(src: string, name: string): string {
   return dst;
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   tmp = scratchDir('reckon-evidence-');
   store = join(tmp.dir, 'store');
   const signers = makeSigners(tmp.dir, ['alice', 'bob']);
   keys = signers.keys;
   config = join(tmp.dir, 'reckon.json');
   writeFileSync(config, JSON.stringify({ signing: { registry: signers.registry } }));
-  const a = reckon(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet']);
+  const a = await reckonHere(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet']);
   expect(a.code, a.stderr).toBe(1);
   first = a.json.run_id;
-  const b = reckon(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet',
+  const b = await reckonHere(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet',
     '--trigger', 'incident', '--rerun-of', first, '--reason', 'auditor asked for a rerun']);
   expect(b.code, b.stderr).toBe(1);
   rerun = b.json.run_id;
@@ -99,19 +100,19 @@ afterAll(() => tmp?.cleanup());
 
 describe('reckon evidence pack --run', () => {
   let bag: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     bag = join(tmp.dir, 'run-bag');
-    const r = pack(['--run', rerun, '--out', bag, '--include-inputs']);
+    const r = await pack(['--run', rerun, '--out', bag, '--include-inputs']);
     expect(r.code, r.stderr).toBe(0);
   });
 
-  it('verifies', () => {
-    const v = verify(bag);
+  it('verifies', async () => {
+    const v = await verify(bag);
     expect(v.stdout).toMatch(/^ok: /);
     expect(v.code).toBe(0);
   });
 
-  it('has exact payload manifests, Payload-Oxum and tag manifest (recomputed independently)', () => {
+  it('has exact payload manifests, Payload-Oxum and tag manifest (recomputed independently)', async () => {
     const e = expectedBag(bag);
     expect(readFileSync(join(bag, 'bagit.txt'), 'utf8')).toBe('BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n');
     expect(readFileSync(join(bag, 'manifest-sha256.txt'), 'utf8')).toBe(e.sha256);
@@ -129,7 +130,7 @@ describe('reckon evidence pack --run', () => {
     execFileSync('sha256sum', ['-c', '--quiet', 'tagmanifest-sha256.txt'], { cwd: bag });
   });
 
-  it('holds the manifests with their chain links, outputs, break logs, inputs, report and lineage', () => {
+  it('holds the manifests with their chain links, outputs, break logs, inputs, report and lineage', async () => {
     const files = walk(join(bag, 'data'));
     const manifests = files.filter((f) => /^manifests\/.*\.json$/.test(f));
     // The run's manifest, and the first run's, which proves the OPEN events of the breaks (their binding): no outputs of it.
@@ -164,7 +165,7 @@ describe('reckon evidence pack --run', () => {
     expect(readFileSync(join(bag, 'data', 'report.html'), 'utf8')).toContain(`data-run="${rerun}"`);
   });
 
-  it('writes one OpenLineage run event with the half-open window as nominalTime and the parent run', () => {
+  it('writes one OpenLineage run event with the half-open window as nominalTime and the parent run', async () => {
     const ev = JSON.parse(readFileSync(join(bag, 'data', 'lineage', `${rerun}.openlineage.json`), 'utf8'));
     expect(ev.eventType).toBe('COMPLETE');
     expect(ev.schemaURL).toBe('https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent');
@@ -176,56 +177,56 @@ describe('reckon evidence pack --run', () => {
     expect(ev.inputs.map((i: any) => i.name)).toContain(`${SOURCES}/orders`);
   });
 
-  it('fails naming the file when one payload file is changed', () => {
+  it('fails naming the file when one payload file is changed', async () => {
     const c = copyBag(bag, 'changed');
     const victim = `data/breaks/${walk(join(c, 'data', 'breaks'))[0]}`;
     appendFileSync(join(c, victim), ' ');
-    const v = verify(c);
+    const v = await verify(c);
     expect(v.code).toBe(1);
     expect(v.stdout.split('\n')[0]).toBe(`FAILED: ${victim} has been changed: sha256 ${hash('sha256', join(c, victim))} ≠ ${hash('sha256', join(bag, victim))} in manifest-sha256.txt`);
   });
 
-  it('fails naming the file when one payload file is removed', () => {
+  it('fails naming the file when one payload file is removed', async () => {
     const c = copyBag(bag, 'removed');
     const victim = `data/lineage/${rerun}.openlineage.json`;
     rmSync(join(c, victim));
-    const v = verify(c);
+    const v = await verify(c);
     expect(v.code).toBe(1);
     expect(v.stdout.split('\n')[0]).toBe(`FAILED: ${victim} is listed in manifest-sha256.txt but missing from the payload`);
   });
 
-  it('fails naming the file when one payload file is added', () => {
+  it('fails naming the file when one payload file is added', async () => {
     const c = copyBag(bag, 'added');
     mkdirSync(join(c, 'data', 'outputs', 'extra'), { recursive: true });
     writeFileSync(join(c, 'data', 'outputs', 'extra', 'part-00001.parquet'), 'PAR1');
-    const v = verify(c);
+    const v = await verify(c);
     expect(v.code).toBe(1);
     expect(v.stdout.split('\n')[0]).toBe('FAILED: data/outputs/extra/part-00001.parquet is in the payload but not listed in manifest-sha256.txt');
   });
 
-  it('fails on a wrong Payload-Oxum even when every checksum holds', () => {
+  it('fails on a wrong Payload-Oxum even when every checksum holds', async () => {
     const c = copyBag(bag, 'oxum');
     const e = expectedBag(c);
     const info = readFileSync(join(c, 'bag-info.txt'), 'utf8').replace(/^Payload-Oxum: .*$/m, 'Payload-Oxum: 1.1');
     writeFileSync(join(c, 'bag-info.txt'), info);
     writeFileSync(join(c, 'tagmanifest-sha256.txt'), ['bag-info.txt', 'bagit.txt', 'manifest-sha256.txt', 'manifest-sha512.txt'].map((t) => `${hash('sha256', join(c, t))}  ${t}\n`).join(''));
-    const v = verify(c);
+    const v = await verify(c);
     expect(v.code).toBe(1);
     expect(v.stdout.split('\n')[0]).toBe(`FAILED: bag-info.txt: Payload-Oxum 1.1 ≠ ${e.oxum} (octets.files) of the payload`);
   });
 
-  it('fails when a break log was rewritten and the bag re-manifested to hide it', () => {
+  it('fails when a break log was rewritten and the bag re-manifested to hide it', async () => {
     const c = copyBag(bag, 'forged-break');
     const id = readdirSync(join(c, 'data', 'breaks')).sort()[0];
     const p = join(c, 'data', 'breaks', id, 'events', '000001.json');
     editPayload(p, '"to_state":"OPEN"', '"to_state":"CLOSED"');
     rebag(c);
-    const v = verify(c);
+    const v = await verify(c);
     expect(v.code).toBe(1);
     expect(v.stdout.split('\n')[0]).toBe(`FAILED: break ${id}: its event log replays to CLOSED at version 1, but data/breaks/${id}/break.json records OPEN at version 1`);
   });
 
-  it('fails when a break log has a gap, even re-manifested', () => {
+  it('fails when a break log has a gap, even re-manifested', async () => {
     const c = copyBag(bag, 'gap');
     const id = readdirSync(join(c, 'data', 'breaks')).sort()[1];
     const dir = join(c, 'data', 'breaks', id, 'events');
@@ -234,29 +235,29 @@ describe('reckon evidence pack --run', () => {
     const payload = JSON.stringify({ ...JSON.parse(e1.payload), version: 3, expected_version: 2, from_state: 'OPEN', to_state: 'TRIAGED' });
     writeFileSync(join(dir, '000003.json'), JSON.stringify({ ...e1, payload }));
     rebag(c);
-    const v = verify(c);
+    const v = await verify(c);
     expect(v.code).toBe(1);
     expect(v.stdout.split('\n')[0]).toBe(`FAILED: break ${id}: data/breaks/${id}/events/000003.json where version 2 was expected: its versions are not contiguous from 1`);
   });
 
-  it('fails when an output no longer matches its run manifest, even re-manifested', () => {
+  it('fails when an output no longer matches its run manifest, even re-manifested', async () => {
     const c = copyBag(bag, 'forged-output');
     const doc = JSON.parse(readFileSync(join(c, 'data', 'manifests', `00000002-${rerun}.json`), 'utf8'));
     const key = doc.outputs[0].key;
     appendFileSync(join(c, 'data', key), 'x');
     rebag(c);
-    const v = verify(c);
+    const v = await verify(c);
     expect(v.code).toBe(1);
     expect(v.stdout.split('\n')[0]).toBe(`FAILED: data/${key} does not have the SHA-256 ${doc.outputs[0].sha256} that run ${rerun} recorded`);
   });
 });
 
 describe('reckon evidence pack --window and --break', () => {
-  it('packs every run of the window with its chain; --control keeps that control\'s breaks', () => {
+  it('packs every run of the window with its chain; --control keeps that control\'s breaks', async () => {
     const out = join(tmp.dir, 'window-rc03');
-    const r = pack(['--window', WINDOW, '--control', 'RC03', '--out', out]);
+    const r = await pack(['--window', WINDOW, '--control', 'RC03', '--out', out]);
     expect(r.code, r.stderr).toBe(0);
-    expect(verify(out).code).toBe(0);
+    expect((await verify(out)).code).toBe(0);
     const files = walk(join(out, 'data'));
     expect(files.filter((f) => /^manifests\/.*\.json$/.test(f))).toEqual([`manifests/00000001-${first}.json`, `manifests/00000002-${rerun}.json`]);
     const m2 = JSON.parse(readFileSync(join(out, 'data', 'manifests', `00000002-${rerun}.json`), 'utf8'));
@@ -270,9 +271,9 @@ describe('reckon evidence pack --window and --break', () => {
     expect(JSON.parse(readFileSync(join(out, 'data', 'lineage', `${first}.openlineage.json`), 'utf8')).run.facets.parent).toBeUndefined();
   });
 
-  it('fails when a manifest in the bag no longer links to the preceding one', () => {
+  it('fails when a manifest in the bag no longer links to the preceding one', async () => {
     const src = join(tmp.dir, 'window-all');
-    expect(pack(['--window', WINDOW, '--out', src]).code).toBe(0);
+    expect((await pack(['--window', WINDOW, '--out', src])).code).toBe(0);
     const c = copyBag(src, 'forged-chain');
     // Swap in a self-consistent forgery of manifest 1 (edited reason, sidecar recomputed): manifest 2's link breaks.
     const p1 = join(c, 'data', 'manifests', `00000001-${first}.json`);
@@ -280,27 +281,27 @@ describe('reckon evidence pack --window and --break', () => {
     writeFileSync(p1, forged);
     writeFileSync(p1.replace(/\.json$/, '.sha256'), `${createHash('sha256').update(forged).digest('hex')}  00000001-${first}.json\n`);
     rebag(c);
-    const v = verify(c);
+    const v = await verify(c);
     expect(v.code).toBe(1);
     expect(v.stdout.split('\n')[0]).toMatch(new RegExp(`^FAILED: data/manifests/00000001-${first}\\.json: SHA-256 [0-9a-f]{64} is not link 1 of the chain`));
     expect(v.stdout).toContain(`data/manifests/00000002-${rerun}.json: previous_manifest_sha256`);
   });
 
-  it('packs one break with the runs that observed it', () => {
+  it('packs one break with the runs that observed it', async () => {
     const m = JSON.parse(readFileSync(join(store, 'manifests', `00000001-${first}.json`), 'utf8'));
     const id = m.breaks.find((b: any) => b.kind === 'FILL_QTY_MISMATCH').break_id;
     // Move it along its lifecycle first, so the bag carries a log of several events.
-    const signed = (who: string, ...args: string[]) => reckon(['breaks', ...args, '--store', store, '--config', config, '--key', keys[who].key]);
-    const t = signed('alice', 'advance', id, '--to', 'TRIAGED', '--actor', 'alice', '--owner', 'alice', '--classification', 'VALUE', '--expected-version', '1');
+    const signed = (who: string, ...args: string[]) => reckonHere(['breaks', ...args, '--store', store, '--config', config, '--key', keys[who].key]);
+    const t = await signed('alice', 'advance', id, '--to', 'TRIAGED', '--actor', 'alice', '--owner', 'alice', '--classification', 'VALUE', '--expected-version', '1');
     expect(t.code, t.stderr).toBe(0);
-    const c = signed('alice', 'advance', id, '--to', 'CONTAINED', '--actor', 'alice', '--approver', 'bob', '--note', 'venue asked to confirm', '--expected-version', '2');
+    const c = await signed('alice', 'advance', id, '--to', 'CONTAINED', '--actor', 'alice', '--approver', 'bob', '--note', 'venue asked to confirm', '--expected-version', '2');
     expect(c.code, c.stderr).toBe(0);
-    const a = signed('bob', 'approve', id, '--version', '3');
+    const a = await signed('bob', 'approve', id, '--version', '3');
     expect(a.code, a.stderr).toBe(0);
     const out = join(tmp.dir, 'break-bag');
-    const r = pack(['--break', id, '--out', out]);
+    const r = await pack(['--break', id, '--out', out]);
     expect(r.code, r.stderr).toBe(0);
-    const v = verify(out);
+    const v = await verify(out);
     expect(v.stdout).toMatch(/^ok: /);
     expect(v.code).toBe(0);
     const files = walk(join(out, 'data'));
@@ -318,7 +319,7 @@ describe('reckon evidence pack --window and --break', () => {
     const e2 = join(forged, 'data', 'breaks', id, 'events', '000002.json');
     editPayload(e2, '"from_state":"OPEN"', '"from_state":"CORRECTED"');
     rebag(forged);
-    const f = verify(forged);
+    const f = await verify(forged);
     expect(f.code).toBe(1);
     expect(f.stdout.split('\n')[0]).toBe(`FAILED: break ${id}: data/breaks/${id}/events/000002.json moves from CORRECTED but the previous event left it OPEN`);
   });
@@ -356,9 +357,9 @@ async function zipOf(entries: Map<string, Buffer>, path: string): Promise<void> 
 
 describe('zipped bags', () => {
   let zip: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     zip = join(tmp.dir, 'evidence-2026-11-02.zip');
-    const r = pack(['--run', first, '--out', zip]);
+    const r = await pack(['--run', first, '--out', zip]);
     expect(r.code, r.stderr).toBe(0);
   });
 
@@ -367,7 +368,7 @@ describe('zipped bags', () => {
     const names = [...entries.keys()];
     expect(new Set(names.map((n) => n.split('/')[0]))).toEqual(new Set(['evidence-2026-11-02']));
     expect(names).toContain('evidence-2026-11-02/bagit.txt');
-    const v = verify(zip);
+    const v = await verify(zip);
     expect(v.stdout).toMatch(/^ok: /);
     expect(v.code).toBe(0);
     // Recompute the manifest from the zip's own bytes.
@@ -385,34 +386,34 @@ describe('zipped bags', () => {
     entries.set(victim, Buffer.concat([entries.get(victim)!, Buffer.from(' ')]));
     const forged = join(tmp.dir, 'forged.zip');
     await zipOf(entries, forged);
-    const v = verify(forged);
+    const v = await verify(forged);
     expect(v.code).toBe(1);
     expect(v.stdout.split('\n')[0]).toMatch(new RegExp(`^FAILED: ${victim.slice(victim.indexOf('/') + 1).replace(/\./g, '\\.')} has been changed: sha256 `));
   });
 });
 
 describe('refusals', () => {
-  it('never overwrites an existing bag, and names unknown runs and breaks (exit 2)', () => {
+  it('never overwrites an existing bag, and names unknown runs and breaks (exit 2)', async () => {
     const out = join(tmp.dir, 'exists');
     mkdirSync(out);
-    const r = pack(['--run', first, '--out', out]);
+    const r = await pack(['--run', first, '--out', out]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('already exists');
-    expect(pack(['--run', 'run-nope', '--out', join(tmp.dir, 'x')]).stderr).toContain('no published manifest for run run-nope');
-    expect(pack(['--break', 'brk-000000000000000000000000', '--out', join(tmp.dir, 'x')]).code).toBe(2);
-    expect(pack(['--window', '2020-01-01T00:00:00Z/2020-01-02T00:00:00Z', '--out', join(tmp.dir, 'x')]).code).toBe(2);
-    expect(pack(['--run', first, '--break', 'brk-000000000000000000000000', '--out', join(tmp.dir, 'x')]).code).toBe(2);
+    expect((await pack(['--run', 'run-nope', '--out', join(tmp.dir, 'x')])).stderr).toContain('no published manifest for run run-nope');
+    expect((await pack(['--break', 'brk-000000000000000000000000', '--out', join(tmp.dir, 'x')])).code).toBe(2);
+    expect((await pack(['--window', '2020-01-01T00:00:00Z/2020-01-02T00:00:00Z', '--out', join(tmp.dir, 'x')])).code).toBe(2);
+    expect((await pack(['--run', first, '--break', 'brk-000000000000000000000000', '--out', join(tmp.dir, 'x')])).code).toBe(2);
     expect(existsSync(join(tmp.dir, 'x'))).toBe(false);
-    expect(verify(join(tmp.dir, 'no-such-bag')).code).toBe(2);
+    expect((await verify(join(tmp.dir, 'no-such-bag'))).code).toBe(2);
   });
 
-  it('refuses to pack a store whose outputs no longer match their manifest (exit 1, nothing written)', () => {
+  it('refuses to pack a store whose outputs no longer match their manifest (exit 1, nothing written)', async () => {
     const broken = join(tmp.dir, 'broken-store');
     cpSync(store, broken, { recursive: true });
     const doc = JSON.parse(readFileSync(join(broken, 'manifests', `00000001-${first}.json`), 'utf8'));
     appendFileSync(join(broken, doc.outputs[1].key), 'x');
     const out = join(tmp.dir, 'never.zip');
-    const r = reckon(['evidence', 'pack', '--run', first, '--store', broken, '--out', out]);
+    const r = await reckonHere(['evidence', 'pack', '--run', first, '--store', broken, '--out', out]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`output ${doc.outputs[1].key} of run ${first} has SHA-256`);
     expect(existsSync(out)).toBe(false);
