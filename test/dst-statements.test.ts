@@ -38,7 +38,7 @@ const work = scratchSources('reckon-dst-');
 let ny: ControlRun;
 let london: ControlRun;
 
-beforeAll(() => {
+beforeAll(async () => {
   writeSources(work.sources, {
     bank_statements: [
       // New York: [2026-03-07T07:30Z, 2026-03-08T07:00Z) and [2026-03-08T07:00Z, 2026-03-09T06:30Z).
@@ -97,8 +97,8 @@ beforeAll(() => {
       custodian('2026-10-26', 'Europe/London', '01:30', 'CUST-LN', 'ACC-2', 'GB-ABC', '58', '4'), //     50 + G1 + G2 − G3
     ],
   }, watermarksFor('RC04', '2026-12-31T00:00:00Z'));
-  ny = runControl('RC04', '2026-03-08T00:00:00Z/2026-03-10T00:00:00Z', work.sources, work.dir);
-  london = runControl('RC04', '2026-10-25T00:00:00Z/2026-10-27T00:00:00Z', work.sources, work.dir);
+  ny = await runControl('RC04', '2026-03-08T00:00:00Z/2026-03-10T00:00:00Z', work.sources, work.dir);
+  london = await runControl('RC04', '2026-10-25T00:00:00Z/2026-10-27T00:00:00Z', work.sources, work.dir);
 });
 
 afterAll(() => work.cleanup());

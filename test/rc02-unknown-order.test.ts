@@ -21,7 +21,7 @@ const fill = (id: string, order: string, seq: string): Row => ({
 });
 
 describe('RC02 EXECUTION_UNKNOWN_ORDER', () => {
-  it('names every unknown order of an execution, and none for an accepted order', () => {
+  it('names every unknown order of an execution, and none for an accepted order', async () => {
     const sources = writeSources(work.sources, {
       orders: [{ accepted_at: '2026-11-02T09:00:00Z', order_id: 'ORD-K', order_version: '1', client_order_id: 'C1', account_id: 'A1', instrument_id: 'AAA', side: 'BUY', ordered_qty: '10', status: 'ACCEPTED', event_at: '2026-11-02T09:00:00Z', ingested_at: '2026-11-02T09:00:01Z' }],
       executions: [
@@ -32,7 +32,7 @@ describe('RC02 EXECUTION_UNKNOWN_ORDER', () => {
       ],
       venue_fills: [fill('VF-1', 'ORD-U1', '1'), fill('VF-2', 'ORD-K', '2'), fill('VF-3', 'ORD-U3', '3')],
     }, { orders: WM, executions: WM, venue_fills: WM });
-    const r = runControl('RC02', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', sources, work.dir);
+    const r = await runControl('RC02', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', sources, work.dir);
     expect(r.control.status, r.stderr).toBe('BREAKS');
     expect(r.keys.filter(([k]) => k === 'EXECUTION_UNKNOWN_ORDER')).toEqual([['EXECUTION_UNKNOWN_ORDER', 'E1'], ['EXECUTION_UNKNOWN_ORDER', 'E3']]);
     expect(r.details['EXECUTION_UNKNOWN_ORDER E1']).toBe('orders ORD-U1, ORD-U2 have no accepted order in the extract');

@@ -111,8 +111,8 @@ function run(day: Day) {
 const replace = (rows: Row[], match: (r: Row) => boolean, patch: Row) => rows.map((r) => (match(r) ? { ...r, ...patch } : r));
 
 describe('RC04 on a clean day with traps', () => {
-  it('is CLEAN with exact totals', () => {
-    const r = run(cleanDay());
+  it('is CLEAN with exact totals', async () => {
+    const r = await run(cleanDay());
     expect(r.keys).toEqual([]);
     expect(r.control.status).toBe('CLEAN');
     expect(r.code).toBe(0);
@@ -121,10 +121,10 @@ describe('RC04 on a clean day with traps', () => {
 });
 
 describe('RC04 one fault per difference kind', () => {
-  it('STATEMENT_ROLLFORWARD_MISMATCH: opening + Σ lines ≠ closing', () => {
+  it('STATEMENT_ROLLFORWARD_MISMATCH: opening + Σ lines ≠ closing', async () => {
     const day = cleanDay();
     day.bank_statements = replace(day.bank_statements, (s) => s.statement_id === 'S-EUR-1102', { closing_balance_minor: '1301' });
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['STATEMENT_ROLLFORWARD_MISMATCH', 'S-EUR-1102']]);
     expect(r.details['STATEMENT_ROLLFORWARD_MISMATCH S-EUR-1102']).toBe('opening 1000 + lines 300 ≠ closing 1301');
     expect(r.control.status).toBe('BREAKS');
@@ -132,22 +132,22 @@ describe('RC04 one fault per difference kind', () => {
     expect(r.control.totals).toEqual(CLEAN_TOTALS);
   });
 
-  it('BANK_CASH_MISMATCH: a matched line whose posting set lies outside the mapped interval', () => {
+  it('BANK_CASH_MISMATCH: a matched line whose posting set lies outside the mapped interval', async () => {
     const day = cleanDay();
     day.bank_statement_lines.push(line('S-EUR-1102', 'L3', '40', 'P-OLD')); // P-OLD nets 40 but is effective the day before
     day.bank_statements = replace(day.bank_statements, (s) => s.statement_id === 'S-EUR-1102', { closing_balance_minor: '1340' });
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['BANK_CASH_MISMATCH', 'S-EUR-1102']]);
     expect(r.details['BANK_CASH_MISMATCH S-EUR-1102']).toBe('lines 340 ≠ ledger DEBIT − CREDIT 300 on BANK-EUR EUR in [2026-11-01T17:00:00.000000Z, 2026-11-02T17:00:00.000000Z)');
     expect(r.control.totals.bank_statement_cash_minor).toEqual({ 'BANK-EUR|EUR': '340', 'BANK-USD|USD': '-50' });
     expect(r.control.totals.ledger_cash_minor).toEqual({ 'BANK-EUR|EUR': '300', 'BANK-USD|USD': '-50' });
   });
 
-  it('BANK_LINE_UNMATCHED: wrong reference, empty reference, reference to no posting set', () => {
+  it('BANK_LINE_UNMATCHED: wrong reference, empty reference, reference to no posting set', async () => {
     const day = cleanDay();
     day.bank_statement_lines = replace(day.bank_statement_lines, (l) => l.statement_id === 'S-EUR-1102' && l.line_id === 'L2', { reference: 'P1' });
     day.bank_statement_lines.push(line('S-EUR-1102', 'L4', '0', ''), line('S-EUR-1102', 'L5', '0', 'P-NOPE'));
-    const r = run(day);
+    const r = await run(day);
     // L2 now names P1 (nets 200 ≠ 100), so P2 is referenced by no line of the statement.
     expect(r.keys).toEqual([
       ['BANK_LINE_UNMATCHED', 'S-EUR-1102|L2'],
@@ -162,22 +162,22 @@ describe('RC04 one fault per difference kind', () => {
     expect(r.control.totals).toEqual(CLEAN_TOTALS);
   });
 
-  it('LEDGER_CASH_UNMATCHED: a set with legs on the statement account in the interval, netting to zero, that no line names', () => {
+  it('LEDGER_CASH_UNMATCHED: a set with legs on the statement account in the interval, netting to zero, that no line names', async () => {
     const day = cleanDay();
     day.ledger_postings.push(
       leg('2026-11-02T13:00:00.000001Z', 'P-SWEEP', 'BANK-EUR', 'EUR', 'DEBIT', '70', '1'),
       leg('2026-11-02T13:00:00.000001Z', 'P-SWEEP', 'BANK-EUR', 'EUR', 'CREDIT', '70', '2'),
     );
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['LEDGER_CASH_UNMATCHED', 'P-SWEEP']]);
     expect(r.control.differences[0].record_time).toBe('2026-11-02T13:00:00.000001Z');
     expect(r.control.totals).toEqual(CLEAN_TOTALS);
   });
 
-  it('STATEMENT_SEQUENCE_GAP: one difference per missing number, from the highest earlier statement in the extract', () => {
+  it('STATEMENT_SEQUENCE_GAP: one difference per missing number, from the highest earlier statement in the extract', async () => {
     const day = cleanDay();
     day.bank_statements = replace(day.bank_statements, (s) => s.statement_id === 'S-EUR-1102', { statement_seq: '13' });
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([
       ['STATEMENT_SEQUENCE_GAP', 'DEUT|BANK-EUR|10'],
       ['STATEMENT_SEQUENCE_GAP', 'DEUT|BANK-EUR|11'],
@@ -186,10 +186,10 @@ describe('RC04 one fault per difference kind', () => {
     expect(r.details['STATEMENT_SEQUENCE_GAP DEUT|BANK-EUR|11']).toBe('statement_seq 13 follows 9; 11 is missing');
   });
 
-  it('CUSTODIAN_POSITION_MISMATCH: custodian quantity ≠ positions at the window start + fills before the mapped end', () => {
+  it('CUSTODIAN_POSITION_MISMATCH: custodian quantity ≠ positions at the window start + fills before the mapped end', async () => {
     const day = cleanDay();
     day.custodian_positions = replace(day.custodian_positions, (c) => c.instrument_id === 'INS-1' && c.business_date === '2026-11-02', { quantity: '115.5' });
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['CUSTODIAN_POSITION_MISMATCH', 'CUST-1|ACC-1|INS-1|2026-11-02']]); // 115.5 would count X2 at the end
     expect(r.details['CUSTODIAN_POSITION_MISMATCH CUST-1|ACC-1|INS-1|2026-11-02']).toBe('custodian 115.5 ≠ internal 15.5');
     expect(r.control.totals.custodian_qty).toEqual({ 'ACC-1|INS-1': '115.5', 'ACC-1|INS-2': '0' });
@@ -207,11 +207,11 @@ describe('RC04 readiness: statement completeness (CONTRACT §3)', () => {
       'custodian report CUST-1|ACC-1|INS-2 of 2026-11-02 is not complete'],
   ];
   for (const [what, patch, reason] of cases) {
-    it(`${what} with complete = false makes RC04 NOT_READY (exit 4), differences provisional`, () => {
+    it(`${what} with complete = false makes RC04 NOT_READY (exit 4), differences provisional`, async () => {
       const day = cleanDay();
       patch(day);
       day.bank_statements = replace(day.bank_statements, (s) => s.statement_id === 'S-EUR-1102', { closing_balance_minor: '1301' });
-      const r = run(day);
+      const r = await run(day);
       expect(r.control.status).toBe('NOT_READY');
       expect(r.code).toBe(4);
       expect(r.control.readiness).toEqual({ ready: false, reasons: [reason] });
@@ -222,20 +222,20 @@ describe('RC04 readiness: statement completeness (CONTRACT §3)', () => {
 });
 
 describe('RC04 records sharing a key (never an internal error)', () => {
-  it('two differing rows of one statement: lines counted once, one difference listing both findings', () => {
+  it('two differing rows of one statement: lines counted once, one difference listing both findings', async () => {
     const day = cleanDay();
     const s = day.bank_statements.find((x) => x.statement_id === 'S-EUR-1102')!;
     day.bank_statements.push({ ...s, closing_balance_minor: '1301', file_id: 'F-RESENT' });
-    const r = run(day);
+    const r = await run(day);
     expect(r.code).toBe(1);
     expect(r.keys).toEqual([['STATEMENT_ROLLFORWARD_MISMATCH', 'S-EUR-1102']]);
     expect(r.control.totals).toEqual(CLEAN_TOTALS);
   });
 
-  it('two differing rows of one statement line: one BANK_LINE_UNMATCHED for the key', () => {
+  it('two differing rows of one statement line: one BANK_LINE_UNMATCHED for the key', async () => {
     const day = cleanDay();
     day.bank_statement_lines.push(line('S-EUR-1102', 'L1', '201', 'P1'));
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([
       ['BANK_CASH_MISMATCH', 'S-EUR-1102'],
       ['BANK_LINE_UNMATCHED', 'S-EUR-1102|L1'],
@@ -244,10 +244,10 @@ describe('RC04 records sharing a key (never an internal error)', () => {
     expect(r.details['BANK_LINE_UNMATCHED S-EUR-1102|L1']).toBe('posting set P1 nets 200 (DEBIT − CREDIT on BANK-EUR EUR) ≠ line 201');
   });
 
-  it('two differing custodian rows for one key: one difference listing both', () => {
+  it('two differing custodian rows for one key: one difference listing both', async () => {
     const day = cleanDay();
     day.custodian_positions.push(cust('2026-11-02', 'Europe/Berlin', '18:00', 'CUST-1', 'ACC-1', 'INS-1', '16', '42'));
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['CUSTODIAN_POSITION_MISMATCH', 'CUST-1|ACC-1|INS-1|2026-11-02']]);
     expect(r.details['CUSTODIAN_POSITION_MISMATCH CUST-1|ACC-1|INS-1|2026-11-02']).toBe('custodian 16 ≠ internal 15.5');
   });

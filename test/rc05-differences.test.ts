@@ -73,8 +73,8 @@ function run(day: Day) {
 }
 
 describe('RC05 on a clean day with traps', () => {
-  it('is CLEAN with exact totals; a build exactly 300 s old is not stale', () => {
-    const r = run(cleanDay());
+  it('is CLEAN with exact totals; a build exactly 300 s old is not stale', async () => {
+    const r = await run(cleanDay());
     expect(r.keys).toEqual([]);
     expect(r.control.status).toBe('CLEAN');
     expect(r.code).toBe(0);
@@ -84,59 +84,59 @@ describe('RC05 on a clean day with traps', () => {
 });
 
 describe('RC05 one fault per difference kind', () => {
-  it('PROJECTION_KEY_MISSING: an authority key with a position and no projection row', () => {
+  it('PROJECTION_KEY_MISSING: an authority key with a position and no projection row', async () => {
     const day = cleanDay();
     day.portfolio_projection = day.portfolio_projection.filter((p) => p.instrument_id !== 'JPY1');
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['PROJECTION_KEY_MISSING', 'A3|JPY1']]);
     expect(r.details['PROJECTION_KEY_MISSING A3|JPY1']).toBe('authority position 3, cost 3704 JPY; no projection row');
     expect(r.code).toBe(1);
   });
 
-  it('PROJECTION_KEY_EXTRA: non-zero projection rows for keys the authority lacks (positions at another as_of do not count)', () => {
+  it('PROJECTION_KEY_EXTRA: non-zero projection rows for keys the authority lacks (positions at another as_of do not count)', async () => {
     const day = cleanDay();
     day.portfolio_projection.push(
       proj('2026-11-03T00:01:00Z', 'B-NEW', 'A7', 'OLD', '5', '500', 'USD', '1'),
       proj('2026-11-03T00:01:00Z', 'B-NEW', 'A9', 'COST', '0', '1', 'USD', '1'), // zero position, non-zero cost
     );
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['PROJECTION_KEY_EXTRA', 'A7|OLD'], ['PROJECTION_KEY_EXTRA', 'A9|COST']]);
     expect(r.details['PROJECTION_KEY_EXTRA A9|COST']).toBe('projection position 0, cost 1 USD; the authority has no such key');
   });
 
-  it('PROJECTION_POSITION_MISMATCH: the highest projection_version differs', () => {
+  it('PROJECTION_POSITION_MISMATCH: the highest projection_version differs', async () => {
     const day = cleanDay();
     day.portfolio_projection.push(proj('2026-11-03T00:01:00Z', 'B-NEW', 'A1', 'AAA', '10.6', '10500', 'USD', '3'));
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['PROJECTION_POSITION_MISMATCH', 'A1|AAA']]);
     expect(r.details['PROJECTION_POSITION_MISMATCH A1|AAA']).toBe('authority 10.5 ≠ projection 10.6');
     expect(r.control.totals.projection_position_qty['A1|AAA']).toBe('10.6');
   });
 
-  it('PROJECTION_COST_MISMATCH: a cost off by one minor unit, and a cost in another currency', () => {
+  it('PROJECTION_COST_MISMATCH: a cost off by one minor unit, and a cost in another currency', async () => {
     const day = cleanDay();
     day.portfolio_projection = day.portfolio_projection.map((p) =>
       p.instrument_id === 'JPY1' ? { ...p, cost_minor: '3703' } : p.instrument_id === 'BBB' ? { ...p, cost_currency: 'EUR' } : p);
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['PROJECTION_COST_MISMATCH', 'A2|BBB'], ['PROJECTION_COST_MISMATCH', 'A3|JPY1']]);
     expect(r.details['PROJECTION_COST_MISMATCH A3|JPY1']).toBe('authority 3704 JPY ≠ projection 3703 JPY');
     expect(r.details['PROJECTION_COST_MISMATCH A2|BBB']).toBe('authority -3000 USD ≠ projection -3000 EUR');
   });
 
-  it('PROJECTION_COST_MISMATCH: a key whose fills and start position name two currencies has no cost to compare, and no cost total', () => {
+  it('PROJECTION_COST_MISMATCH: a key whose fills and start position name two currencies has no cost to compare, and no cost total', async () => {
     const day = cleanDay();
     day.executions.push(exec('2026-11-02T13:00:00Z', 'E6', 'A1', 'AAA', 'BUY', '1', '1000', 'JPY'));
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['PROJECTION_COST_MISMATCH', 'A1|AAA'], ['PROJECTION_POSITION_MISMATCH', 'A1|AAA']]);
     expect(r.details['PROJECTION_COST_MISMATCH A1|AAA']).toBe('authority cost mixes currencies JPY, USD (an instrument trades in one currency) ≠ projection 10500 USD');
     expect(r.control.totals.authority_cost_minor).toEqual({ 'A1|ZERO': '0', 'A2|BBB': '-3000', 'A3|JPY1': '3704' });
     expect(r.control.totals.authority_position_qty['A1|AAA']).toBe('11.5');
   });
 
-  it('PROJECTION_STALE: as-of − the build\'s earliest as_of is 300.000001 s, one microsecond over the SLA', () => {
+  it('PROJECTION_STALE: as-of − the build\'s earliest as_of is 300.000001 s, one microsecond over the SLA', async () => {
     const day = cleanDay();
     day.portfolio_projection = day.portfolio_projection.map((p) => (p.build_id === 'B-NEW' && p.projection_version === '1' && p.instrument_id === 'AAA' ? { ...p, as_of: '2026-11-02T23:59:59.999999Z' } : p));
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['PROJECTION_STALE', 'B-NEW']]);
     expect(r.details['PROJECTION_STALE B-NEW']).toBe('as-of 2026-11-03T00:05:00.000000Z − build as_of 2026-11-02T23:59:59.999999Z = 300.000001 s > SLA 300 s');
     expect(r.control.totals.freshness_age_s).toBe('300.000001');
@@ -145,14 +145,14 @@ describe('RC05 one fault per difference kind', () => {
 });
 
 describe('RC05 build selection', () => {
-  it('compares only the build holding the latest as_of: a key it lacks is missing, whatever older builds hold', () => {
+  it('compares only the build holding the latest as_of: a key it lacks is missing, whatever older builds hold', async () => {
     const day = cleanDay();
     // B-LATE's rows reflect 00:02; it is compared, and it is wrong on A2|BBB.
     day.portfolio_projection.push(
       proj('2026-11-03T00:02:00Z', 'B-LATE', 'A1', 'AAA', '10.5', '10500', 'USD', '1'),
       proj('2026-11-03T00:02:00Z', 'B-LATE', 'A3', 'JPY1', '3', '3704', 'JPY', '1'),
     );
-    const r = run(day);
+    const r = await run(day);
     expect(r.control.totals.projection_build_id).toBe('B-LATE');
     expect(r.keys).toEqual([['PROJECTION_KEY_MISSING', 'A2|BBB']]);
     expect(r.control.totals.freshness_age_s).toBe('180');

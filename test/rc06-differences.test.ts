@@ -67,8 +67,8 @@ function run(day: Day, window = WINDOW) {
 }
 
 describe('RC06 on a clean day with traps', () => {
-  it('is CLEAN with exact totals', () => {
-    const r = run(cleanDay());
+  it('is CLEAN with exact totals', async () => {
+    const r = await run(cleanDay());
     expect(r.keys).toEqual([]);
     expect(r.control.status).toBe('CLEAN');
     expect(r.code).toBe(0);
@@ -77,52 +77,52 @@ describe('RC06 on a clean day with traps', () => {
 });
 
 describe('RC06 one fault per difference kind', () => {
-  it('NOTICE_UNDELIVERED: one microsecond past the notice SLA', () => {
+  it('NOTICE_UNDELIVERED: one microsecond past the notice SLA', async () => {
     const day = cleanDay();
     day.notification_intents = day.notification_intents.map((i) => (i.intent_id === 'I-EDGE' ? { ...i, created_at: '2026-11-02T23:04:59.999999Z' } : i));
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['NOTICE_UNDELIVERED', 'I-EDGE']]);
     expect(r.details['NOTICE_UNDELIVERED I-EDGE']).toBe('no DELIVERED receipt and no approved exception; created 2026-11-02T23:04:59.999999Z, age 3600.000001 s > notice SLA 3600 s');
     expect(r.control.totals.oldest_undelivered_age_s).toBe('3600.000001');
     expect(r.code).toBe(1);
   });
 
-  it('NOTICE_UNDELIVERED: failed attempts only', () => {
+  it('NOTICE_UNDELIVERED: failed attempts only', async () => {
     const day = cleanDay();
     day.notification_receipts = day.notification_receipts.filter((x) => x.receipt_id !== 'R-F2');
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['NOTICE_UNDELIVERED', 'I-RETRY']]);
     expect(r.control.totals).toEqual({
       ...CLEAN_TOTALS, delivered_count: '2', failed_count: '1', oldest_undelivered_age_s: '61500', receipt_count_by_status: { DELIVERED: '2' },
     });
   });
 
-  it('NOTICE_RECEIPT_UNKNOWN_INTENT: a receipt mapped to exactly the window start names no intent', () => {
+  it('NOTICE_RECEIPT_UNKNOWN_INTENT: a receipt mapped to exactly the window start names no intent', async () => {
     const day = cleanDay();
     // 16:00 PST on 2026-11-01 (after the 02:00 fall-back) is 2026-11-02T00:00:00Z: in scope.
     day.notification_receipts.push(receipt('2026-11-01T16:00:00', LA, 'R-IN', 'INT-404', 'DELIVERED'));
     // A receipt for an optional intent is not unknown.
     day.notification_receipts.push(receipt('2026-11-02T01:00:00', LA, 'R-OPT', 'I-OPT', 'DELIVERED'));
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['NOTICE_RECEIPT_UNKNOWN_INTENT', 'R-IN']]);
     expect(r.control.differences[0].record_time).toBe('2026-11-02T00:00:00Z');
     expect(r.details['NOTICE_RECEIPT_UNKNOWN_INTENT R-IN']).toBe('receipt names intent INT-404, which is not in the intents extract');
   });
 
-  it('NOTICE_DUPLICATE_RECEIPT: DELIVERED under two receipt_ids (the second outside the window still counts)', () => {
+  it('NOTICE_DUPLICATE_RECEIPT: DELIVERED under two receipt_ids (the second outside the window still counts)', async () => {
     const day = cleanDay();
     day.notification_receipts.push(receipt('2026-11-03T09:00:00', 'Asia/Tokyo', 'R-OK2', 'I-OK', 'DELIVERED', 'SMS')); // 2026-11-03T00:00Z
-    const r = run(day);
+    const r = await run(day);
     expect(r.keys).toEqual([['NOTICE_DUPLICATE_RECEIPT', 'I-OK']]);
     expect(r.details['NOTICE_DUPLICATE_RECEIPT I-OK']).toBe('2 DELIVERED receipts under distinct receipt_ids');
   });
 });
 
 describe('RC06 receipts in provider local time (CONTRACT §1)', () => {
-  it('a local time that occurs twice takes the earlier instant (01:30 in Los Angeles on 2026-11-01 is 08:30Z, not 09:30Z)', () => {
+  it('a local time that occurs twice takes the earlier instant (01:30 in Los Angeles on 2026-11-01 is 08:30Z, not 09:30Z)', async () => {
     const day = cleanDay();
     day.notification_receipts.push(receipt('2026-11-01T01:30:00.250000', LA, 'R-AMBIG', 'INT-405', 'BOUNCED'));
-    const r = run(day, '2026-11-01T00:00:00Z/2026-11-02T00:00:00Z');
+    const r = await run(day, '2026-11-01T00:00:00Z/2026-11-02T00:00:00Z');
     expect(r.keys).toEqual([
       ['NOTICE_RECEIPT_UNKNOWN_INTENT', 'R-AMBIG'],
       ['NOTICE_RECEIPT_UNKNOWN_INTENT', 'R-OUT'],
@@ -134,10 +134,10 @@ describe('RC06 receipts in provider local time (CONTRACT §1)', () => {
     expect(r.control.totals.receipt_count_by_status).toEqual({ BOUNCED: '1', DELIVERED: '1', FAILED: '1' });
   });
 
-  it('a local time in a DST gap is quarantined, and RC06 reports INCOMPLETE (exit 3)', () => {
+  it('a local time in a DST gap is quarantined, and RC06 reports INCOMPLETE (exit 3)', async () => {
     const day = cleanDay();
     day.notification_receipts.push(receipt('2026-03-08T02:30:00', LA, 'R-GAP', 'I-OK', 'DELIVERED'));
-    const r = run(day);
+    const r = await run(day);
     expect(r.control.status).toBe('INCOMPLETE');
     expect(r.code).toBe(3);
     expect(r.json.quarantine_count).toBe(1);
