@@ -1,5 +1,6 @@
 /**
- * Issue 4 through the real CLI (node bin/reckon.js as a child process): hostile file names are read
+ * Issue 4 through the real CLI (pipeline/cli/main.ts in this process, reckonHere: what a run
+ * reports and publishes is under test, not its process): hostile file names are read
  * as data, a quarantined record makes every control that reads its dataset INCOMPLETE (others
  * stay CLEAN) with exit 3, the manifest and the quarantine Parquet output hold the entry, and
  * stderr carries one human-readable line per entry (capped, with where the full list is).
@@ -7,7 +8,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reckon, scratchDir } from './helpers/cli.js';
+import { reckonHere, scratchDir } from './helpers/cli.js';
 import { withDuck } from './helpers/duckdb.js';
 import { READERS, WINDOW, csvLine, csvText, validDay, writeDay } from './fixtures/hostile.js';
 
@@ -15,9 +16,9 @@ const tmp = scratchDir('reckon-hostile-cli-');
 afterAll(() => tmp.cleanup());
 let n = 0;
 
-function run(sources: string) {
+async function run(sources: string) {
   const store = join(tmp.dir, `store-${++n}`);
-  const r = reckon(['run', '--window', WINDOW, '--sources', sources, '--store', store, '--json']);
+  const r = await reckonHere(['run', '--window', WINDOW, '--sources', sources, '--store', store, '--json']);
   const manifest = r.json ? JSON.parse(readFileSync(r.json.manifest.path, 'utf8')) : undefined;
   return { ...r, store, manifest };
 }
@@ -39,7 +40,7 @@ describe('reckon run on hostile input', () => {
     const pqName = `b'); COPY x TO 'pwned.csv'; --.parquet`;
     renameSync(made, join(sources, 'positions', pqName));
 
-    const r = run(sources);
+    const r = await run(sources);
     expect(r.stderr).not.toContain('reckon: quarantined');
     expect(r.code).toBe(0);
     expect(statuses(r.json)).toEqual({ RC01: 'CLEAN', RC02: 'CLEAN', RC03: 'CLEAN', RC04: 'CLEAN', RC05: 'CLEAN', RC06: 'CLEAN' });
@@ -55,7 +56,7 @@ describe('reckon run on hostile input', () => {
     const day = validDay(3);
     day.ledger_postings.rows[2][day.ledger_postings.header.indexOf('amount_minor')] = '12.5';
     writeDay(sources, day);
-    const r = run(sources);
+    const r = await run(sources);
     expect(r.code).toBe(3);
     expect(statuses(r.json)).toEqual({ RC01: 'CLEAN', RC02: 'CLEAN', RC03: 'INCOMPLETE', RC04: 'INCOMPLETE', RC05: 'CLEAN', RC06: 'CLEAN' });
     expect(READERS.ledger_postings).toEqual(['RC03', 'RC04']);
@@ -74,14 +75,14 @@ describe('reckon run on hostile input', () => {
     expect(rows).toEqual([['ledger_postings', 'ledger_postings/part-0001.csv', '3', 'amount_minor', 'amount_fractional', csvLine(day.ledger_postings.rows[2])]]);
   });
 
-  it('caps stderr at 50 entry lines, then counts the rest; a file name with a newline stays one line', () => {
+  it('caps stderr at 50 entry lines, then counts the rest; a file name with a newline stays one line', async () => {
     const sources = join(tmp.dir, `src-${++n}`);
     const day = validDay(2);
     writeDay(sources, day);
     const bad = Array.from({ length: 59 }, (_, k) => ['2026-11-02T10:00:00Z', `INT-X${k}`, 'ORD-1', 'fill-v1', 'EMAIL', 'yes', '2026-11-03T10:00:00Z']);
     writeFileSync(join(sources, 'notification_intents', 'bad\nname.csv'), csvText({ header: day.notification_intents.header, rows: bad }));
     writeFileSync(join(sources, 'notification_intents', 'empty.csv'), '');
-    const r = run(sources);
+    const r = await run(sources);
     expect(r.code).toBe(3);
     expect(statuses(r.json)).toMatchObject({ RC06: 'INCOMPLETE', RC01: 'CLEAN' });
     const lines = quarantineLines(r.stderr);
@@ -93,13 +94,13 @@ describe('reckon run on hostile input', () => {
     expect(r.manifest.sources.datasets.notification_intents).toMatchObject({ quarantined: 60, records_loaded: 2 });
   });
 
-  it('a dataset path that is a file: its readers INCOMPLETE, never an empty dataset, never a crash', () => {
+  it('a dataset path that is a file: its readers INCOMPLETE, never an empty dataset, never a crash', async () => {
     const sources = join(tmp.dir, `src-${++n}`);
     writeDay(sources, validDay(2));
     rmSync(join(sources, 'outbox_events'), { recursive: true });
     writeFileSync(join(sources, 'outbox_events'), 'a file where a folder should be');
     mkdirSync(join(sources, 'notification_exceptions'), { recursive: true });
-    const r = run(sources);
+    const r = await run(sources);
     expect(r.code).toBe(3);
     expect(statuses(r.json)).toEqual({ RC01: 'INCOMPLETE', RC02: 'CLEAN', RC03: 'CLEAN', RC04: 'CLEAN', RC05: 'CLEAN', RC06: 'CLEAN' });
     expect(quarantineLines(r.stderr)).toEqual([`reckon: quarantined outbox_events whole file: dataset_unreadable: outbox_events exists but is not a readable folder: ENOTDIR: not a directory, scandir '${join(sources, 'outbox_events')}'`]);

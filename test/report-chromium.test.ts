@@ -1,7 +1,8 @@
 /**
  * The run report (issue 9) in real headless Chromium (Debian's `chromium`, driven by playwright-core
- * with a fresh user-data-dir): a real run of the bundled sample day into a temp store,
- * `reckon report` as a child process, then the page opened from disk with JavaScript off. Checks
+ * with a fresh user-data-dir): a real run of the bundled sample day into a temp store and
+ * `reckon report`, both through the CLI in this process (the file written is under test, not the
+ * process), then the page opened from disk with JavaScript off. Checks
  * that every control's status is visible, that nothing is fetched, and compares a full-page
  * screenshot structurally (dimensions within bounds, key elements laid out and non-empty), not
  * pixel by pixel. Hostile values are rendered with JavaScript on, to prove none becomes markup.
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reckon, scratchDir } from './helpers/cli.js';
+import { reckonHere, scratchDir } from './helpers/cli.js';
 import { renderReport } from '../pipeline/report/render-report.js';
 import { esc, formatAge } from '../pipeline/report/html.js';
 import type { RunView, StoredManifest } from '../pipeline/report/run-view.js';
@@ -48,15 +49,15 @@ function pngSize(png: Buffer): { width: number; height: number } {
   return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   tmp = scratchDir('reckon-report-');
   store = join(tmp.dir, 'store');
-  const r = reckon(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet']);
+  const r = await reckonHere(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--json', '--quiet']);
   expect(r.code, r.stderr).toBe(1);
   runId = r.json.run_id;
   manifest = JSON.parse(readFileSync(r.json.manifest.path, 'utf8'));
   reportPath = join(tmp.dir, 'report.html');
-  const w = reckon(['report', '--run', runId, '--store', store, '--out', reportPath]);
+  const w = await reckonHere(['report', '--run', runId, '--store', store, '--out', reportPath]);
   expect(w.code, w.stderr).toBe(0);
 });
 
@@ -74,11 +75,11 @@ describe('reckon report', () => {
     expect(html).toContain('[2026-11-02T00:00:00Z, 2026-11-03T00:00:00Z)');
   });
 
-  it('refuses to overwrite and names an unknown run (exit 2)', () => {
-    const again = reckon(['report', '--run', runId, '--store', store, '--out', reportPath]);
+  it('refuses to overwrite and names an unknown run (exit 2)', async () => {
+    const again = await reckonHere(['report', '--run', runId, '--store', store, '--out', reportPath]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already exists');
-    const unknown = reckon(['report', '--run', 'run-unknown', '--store', store, '--out', join(tmp.dir, 'x.html')]);
+    const unknown = await reckonHere(['report', '--run', 'run-unknown', '--store', store, '--out', join(tmp.dir, 'x.html')]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no published manifest for run run-unknown');
   });
