@@ -3,26 +3,27 @@
  * tables in a database file must give exactly the results of the run in memory (same results
  * digest, same differences), the manifest must say which storage and memory limit were used, and
  * a bad setting is a configuration error (exit 2) before anything is loaded, and a run DuckDB cannot
- * fit in its memory limit says so (exit 70) in words an operator can act on.
+ * fit in its memory limit says so (exit 70) in words an operator can act on. The settings are
+ * environment variables, which the CLI reads from its CliIo: the runs are in process (reckonHere).
  */
 import { join } from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { estimateLoadBytes, explainOutOfMemory, type Engine } from '../pipeline/load/engine.js';
 import { ConfigError, InternalError } from '../pipeline/core/errors.js';
-import { ROOT, reckon, scratchDir } from './helpers/cli.js';
+import { ROOT, reckonHere, scratchDir } from './helpers/cli.js';
 
 const DAY = join(ROOT, 'fixtures', 'sample-day', 'sources');
 const run = (store: string, env: NodeJS.ProcessEnv) =>
-  reckon(['run', '--date', '2026-11-02', '--sources', DAY, '--store', store, '--json', '--quiet'], { env });
+  reckonHere(['run', '--date', '2026-11-02', '--sources', DAY, '--store', store, '--json', '--quiet'], { env });
 
 describe('DuckDB storage of a run', () => {
   const tmp = scratchDir('reckon-engine-');
   afterAll(() => tmp.cleanup());
 
-  it('a database file gives the same results as memory, and the manifest records the choice', () => {
-    const mem = run(join(tmp.dir, 'mem'), { RECKON_DUCKDB_STORAGE: 'memory' });
-    const file = run(join(tmp.dir, 'file'), { RECKON_DUCKDB_STORAGE: 'file', RECKON_DUCKDB_MEMORY_LIMIT: '1GB' });
+  it('a database file gives the same results as memory, and the manifest records the choice', async () => {
+    const mem = await run(join(tmp.dir, 'mem'), { RECKON_DUCKDB_STORAGE: 'memory' });
+    const file = await run(join(tmp.dir, 'file'), { RECKON_DUCKDB_STORAGE: 'file', RECKON_DUCKDB_MEMORY_LIMIT: '1GB' });
     expect(mem.code, mem.stderr).toBe(1);
     expect(file.code, file.stderr).toBe(1);
     expect(file.json.results_digest).toBe(mem.json.results_digest);
@@ -37,13 +38,13 @@ describe('DuckDB storage of a run', () => {
     const estimate = await estimateLoadBytes(DAY, ['orders', 'ledger_postings']);
     expect(estimate).toBeGreaterThan(0);
     expect(estimate).toBeLessThan(4 * 1024 ** 3);
-    const auto = run(join(tmp.dir, 'auto'), {});
+    const auto = await run(join(tmp.dir, 'auto'), {});
     expect(JSON.parse(readFileSync(auto.json.manifest.path, 'utf8')).runtime.duckdb_storage).toBe('memory');
   });
 
-  it('out of memory: exit 70 naming what the run was doing and the setting to raise, no manifest', () => {
+  it('out of memory: exit 70 naming what the run was doing and the setting to raise, no manifest', async () => {
     const store = join(tmp.dir, 'oom');
-    const r = run(store, { RECKON_DUCKDB_MEMORY_LIMIT: '1MB' });
+    const r = await run(store, { RECKON_DUCKDB_MEMORY_LIMIT: '1MB' });
     expect(r.code).toBe(70);
     expect(r.json.error.type).toBe('InternalError');
     expect(r.json.error.message).toMatch(/^DuckDB ran out of memory while loading \(memory_limit 1MB, tables in memory, /);
@@ -67,9 +68,9 @@ describe('DuckDB storage of a run', () => {
     expect(explainOutOfMemory(other, 'loading', engine)).toBe(other);
   });
 
-  it('refuses bad settings with exit 2 naming the variable', () => {
+  it('refuses bad settings with exit 2 naming the variable', async () => {
     for (const [name, value] of [['RECKON_DUCKDB_STORAGE', 'disk'], ['RECKON_DUCKDB_MEMORY_LIMIT', '2 GB'], ['RECKON_DUCKDB_MEMORY_LIMIT', '-1GB']]) {
-      const r = run(join(tmp.dir, 'bad'), { [name]: value });
+      const r = await run(join(tmp.dir, 'bad'), { [name]: value });
       expect([name, value, r.code]).toEqual([name, value, 2]);
       expect(r.json.error.message).toContain(name);
     }
