@@ -1,10 +1,11 @@
 /**
- * The output Parquet files, the Athena DDL and a read-back agree for every column (CONTRACT §6):
- * a real `reckon run` (twice, into one local store) writes the outputs; the DDL is generated from
- * the store's tables; every output file is then read with DuckDB using exactly the column types the
- * DDL declares, its physical types (parquet_schema()) are checked against those types, and its
- * values are compared with the run's own `--json` report. The DDL's views are executed by DuckDB
- * over the same files (Athena itself is verified only in AWS; DuckDB stands in for its SQL here).
+ * The output Parquet files, the Athena DDL and a read-back agree for every column (CONTRACT §6): a
+ * real `reckon run` (twice, into one local store, in process) writes the outputs; the DDL is
+ * generated from the store's tables; every output file is then read with DuckDB using exactly the
+ * column types the DDL declares, its physical types (parquet_schema()) are checked against those
+ * types, and its values are compared with the run's own `--json` report. The DDL's views are
+ * executed by DuckDB over the same files (Athena itself is verified only in AWS; DuckDB stands in
+ * for its SQL here).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { athenaDdl, type AthenaStatement } from '../pipeline/athena/ddl.js';
 import { discoverOutputTables } from '../pipeline/athena/schema.js';
 import { LocalObjectStore } from '../pipeline/store/local-store.js';
-import { reckon, scratchDir } from './helpers/cli.js';
+import { reckonHere, scratchDir } from './helpers/cli.js';
 import { fileDuck } from './helpers/duckdb.js';
 import { writeSmallSources } from './fixtures/s3-small-sources.js';
 
@@ -61,11 +62,12 @@ beforeAll(async () => {
   sources = scratchDir();
   store = scratchDir();
   writeSmallSources(sources.dir);
-  runs = [1, 2].map(() => {
-    const r = reckon(['run', '--date', '2026-11-02', '--sources', sources.dir, '--store', store.dir, '--json', '--quiet']);
+  runs = [];
+  for (let i = 0; i < 2; i++) {
+    const r = await reckonHere(['run', '--date', '2026-11-02', '--sources', sources.dir, '--store', store.dir, '--json', '--quiet']);
     if (!r.json) throw new Error(r.stderr);
-    return r.json;
-  });
+    runs.push(r.json);
+  }
   manifests = readdirSync(join(store.dir, 'manifests')).filter((n) => n.endsWith('.json')).sort().map((n) => JSON.parse(readFileSync(join(store.dir, 'manifests', n), 'utf8')));
   const tables = await discoverOutputTables(new LocalObjectStore(store.dir));
   ddl = athenaDdl(tables, { database: 'recon', store: 's3://example-bucket/reckon' });
