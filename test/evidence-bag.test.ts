@@ -1,9 +1,9 @@
 /**
- * Evidence packages (issue 9): real runs of `reckon run` into a temp store, packed with
- * `reckon evidence pack` and checked with `reckon evidence verify`, all through the CLI in this
- * process (reckonHere: what the commands write, not the process around them, is under test). The bag's
- * manifests and Payload-Oxum are recomputed here independently (node:crypto over the files on
- * disk, and coreutils `sha256sum -c`/`sha512sum -c`), and tampering is done on copies.
+ * Evidence packages (issue 9): real runs of `reckon run` into a temp store, packed with `reckon
+ * evidence pack` and checked with `reckon evidence verify`, all through the CLI in this process
+ * (reckonHere: what the commands write, not the process around them, is under test). The bag's
+ * manifests and Payload-Oxum are recomputed here independently (node:crypto over the files on disk,
+ * and coreutils `sha256sum -c`/`sha512sum -c`), and tampering is done on copies.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
