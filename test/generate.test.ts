@@ -108,7 +108,7 @@ describe('reckon generate', () => {
       const bs = await types('bank_statements');
       expect([bs.business_date, bs.complete]).toEqual(['DATE', 'BOOLEAN']);
     });
-    runAndCompare(p1, join(tmp.dir, 'store-p'));
+    await runAndCompare(p1, join(tmp.dir, 'store-p'));
   });
 
   it('--clean gives a day that reconciles CLEAN on every control (exit 0)', async () => {
