@@ -151,3 +151,21 @@ describe('evidence verify names what was changed in a bag, even re-manifested', 
     });
   }
 });
+
+describe('breaks list over a tampered log', () => {
+  for (const [name, edit] of [
+    ['an event removed from the middle', (r: string) => rmSync(join(r, E(2)))],
+    ['two events reordered', (r: string) => { renameSync(join(r, E(2)), join(r, `${E(2)}.x`)); renameSync(join(r, E(3)), join(r, E(2))); renameSync(join(r, `${E(2)}.x`), join(r, E(3))); }],
+  ] as const) {
+    it(`${name}: the break is left out and named on stderr, as a corrupt object is (exit 0, never 70; store-integrity.test.ts shows the others listed)`, async () => {
+      const store = join(tmp.dir, `store-list-${name.split(' ')[1]}`);
+      cpSync(base, store, { recursive: true });
+      const all = (await reckonIn(['breaks', 'list', '--store', base, '--json'])).json.map((b: { break_id: string }) => b.break_id);
+      edit(store);
+      const r = await reckonIn(['breaks', 'list', '--store', store, '--json']);
+      expect([r.code, r.stderr.split('\n')[0]]).toEqual([0, expect.stringMatching(new RegExp(`^reckon: break ${ID} is left out of the list: break ${ID}: event breaks/${ID}/events/00000[23][.]json holds version 3, expected 2; the log has a gap or its events were reordered`))]);
+      expect(all).toEqual([ID]);
+      expect(r.json).toEqual([]);
+    });
+  }
+});

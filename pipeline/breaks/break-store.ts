@@ -179,7 +179,8 @@ export class BreakStore {
     if (eventKeys.length === 0) return undefined;
     const stored = await Promise.all(eventKeys.map((k) => this.event(breakId, k)));
     stored.forEach((s, i) => {
-      if (s.event.version !== i + 1) throw new InternalError(`break ${breakId}: event ${eventKeys[i]} holds version ${s.event.version}, expected ${i + 1}; the log has a gap`);
+      // A gap or a reordering is an edited store (tampering or a lost object), not a bug of reckon.
+      if (s.event.version !== i + 1) throw new StoreError(`break ${breakId}: event ${eventKeys[i]} holds version ${s.event.version}, expected ${i + 1}; the log has a gap or its events were reordered, so it cannot be replayed`, { path: eventKeys[i], reason: 'corrupt_object' });
     });
     const events = stored.map((s) => s.event);
     const observations = parts.observations ? await this.observationsOf(breakId, keys) : [];
