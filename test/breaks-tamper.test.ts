@@ -10,6 +10,8 @@ import { createHash } from 'node:crypto';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckonIn, scratchDir } from './helpers/cli.js';
+import { makeKey, sshKeygenSign } from './helpers/ssh.js';
+import { canonicalJson } from '../pipeline/core/canonical.js';
 import { ID, WINDOW, rc06Sources, signers } from './fixtures/breaks.js';
 
 let tmp: ReturnType<typeof scratchDir>;
@@ -18,13 +20,14 @@ let bag: string;
 let manifests: string[];
 let runs: string[];
 let pendingProposal: string;
+let people: ReturnType<typeof signers>;
 afterAll(() => tmp?.cleanup());
 
 const E = (v: number) => `breaks/${ID}/events/${String(v).padStart(6, '0')}.json`;
 
 beforeAll(async () => {
   tmp = scratchDir('reckon-breaks-tamper-');
-  const people = signers(tmp.dir);
+  people = signers(tmp.dir);
   const src = rc06Sources(tmp.dir);
   base = join(tmp.dir, 'store');
   const cfg = ['--store', base, '--config', people.config];
@@ -168,4 +171,66 @@ describe('breaks list over a tampered log', () => {
       expect(r.json).toEqual([]);
     });
   }
+});
+
+/**
+ * A forged version 4 chained on version 3, signed with a key the attacker made, under olivia's
+ * name; `registry` is the registry version the signature record names (by default the real one).
+ */
+function forgeEvent(store: string, registry?: string): void {
+  const prev = JSON.parse(readFileSync(join(store, E(3)), 'utf8'));
+  const evil = makeKey(tmp.dir, `evil-${Math.random().toString(36).slice(2, 8)}`);
+  const body = { ...JSON.parse(prev.payload), actor: 'olivia', at: '2026-12-02T08:00:00.000Z', from_state: 'CONTAINED', to_state: 'CORRECTED', version: 4, expected_version: 3,
+    previous_event_sha256: createHash('sha256').update(prev.payload).digest('hex'), dual_control: false, evidence: { note: 'forged' } };
+  const file = join(tmp.dir, `forged-${Math.random().toString(36).slice(2, 8)}`);
+  writeFileSync(file, canonicalJson(body));
+  const sshsig = sshKeygenSign(evil.key, 'reckon-break', file);
+  let registrySha = prev.signatures[0].registry_sha256 as string;
+  if (registry === 'own') {
+    const own = `olivia ${evil.line}\n`;
+    registrySha = createHash('sha256').update(own).digest('hex');
+    writeFileSync(join(store, 'signers', `${registrySha}.allowed_signers`), own);
+  }
+  writeFileSync(join(store, E(4)), canonicalJson({ payload: canonicalJson(body), signatures: [{ role: 'actor', signer: 'olivia', key: evil.fingerprint, namespace: 'reckon-break', registry_sha256: registrySha, signed_at: '2026-12-02T08:00:00.100Z', sshsig }] }));
+}
+
+describe('breaks show and list check the log (attack pass, issue 17)', () => {
+  const show = (store: string, ...more: string[]) => reckonIn(['breaks', 'show', ID, '--store', store, '--config', people.config, ...more]);
+
+  it('show says per signature that it verified, and that the log verified', async () => {
+    const r = await show(base);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/signed: actor olivia SHA256:\S+ verified, approver amy SHA256:\S+ verified/);
+    expect(r.stdout).toContain(`log: verified (chain, bindings, heads against the published manifests; signatures checked against the registry they name and ${people.registry})`);
+    const j = await show(base, '--json');
+    expect(j.json.verification).toMatchObject({ ok: true, problems: [] });
+    expect(j.json.proofs[2].checks.map((c: { ok: boolean }) => c.ok)).toEqual([true, true]);
+  });
+
+  it("show exits 1 on an event signed by an attacker's key under a signer's name, naming the event", async () => {
+    const store = join(tmp.dir, 'forged-show');
+    cpSync(base, store, { recursive: true });
+    forgeEvent(store);
+    const r = await show(store);
+    expect(r.code, r.stdout).toBe(1);
+    expect(r.stdout).toMatch(/v4 .* CONTAINED → CORRECTED by olivia/);
+    expect(r.stdout).toMatch(/signed: actor olivia SHA256:\S+ NOT VERIFIED \(/);
+    expect(r.stdout).toContain('LOG DOES NOT VERIFY');
+    expect(r.stdout).toContain(`${E(4)}: `);
+    expect(r.stdout).not.toContain('next:');
+    const j = await show(store, '--json');
+    expect(j.code).toBe(1);
+    expect(j.json.verification.ok).toBe(false);
+    expect(j.json.verification.problems.map((p: { key: string }) => p.key)).toContain(E(4));
+  });
+
+  it("show exits 1 when the attacker also wrote a registry of their own into signers/: the configuration's registry does not give olivia that key", async () => {
+    const store = join(tmp.dir, 'forged-own-registry');
+    cpSync(base, store, { recursive: true });
+    forgeEvent(store, 'own');
+    const j = await show(store, '--json');
+    expect(j.code).toBe(1);
+    expect(j.json.proofs[3].checks[0]).toMatchObject({ ok: false, problem: expect.stringContaining('recorded by no published run') });
+    expect(j.json.proofs[3].checks[0].problem).toContain(`not olivia's in the trusted registry ${people.registry}`);
+  });
 });

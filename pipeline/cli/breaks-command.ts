@@ -7,7 +7,7 @@
  * docs/breaks.md.
  */
 import { existsSync } from 'node:fs';
-import { loadConfig, type Config, type LoadedConfig } from '../config/config.js';
+import { loadConfig, registryPath, type Config, type LoadedConfig } from '../config/config.js';
 import { loadControls, type ControlDefinition } from '../controls/definitions.js';
 import { ConfigError } from '../core/errors.js';
 import type { Settings } from '../core/settings.js';
@@ -15,6 +15,10 @@ import { type ObjectStore } from '../store/object-store.js';
 import { openStore } from '../store/open-store.js';
 import { actionContext, advanceBreak, approveProposal, withdrawProposal, type ActionContext, type ActionResult } from '../breaks/actions.js';
 import { BreakStore, type BreakRecord, type StoredProposal } from '../breaks/break-store.js';
+import { checkSignatures, type SignatureCheck } from '../breaks/check-signatures.js';
+import { verifyBreakLogs, type LogFinding } from '../breaks/verify-log.js';
+import { loadRegistry } from '../signing/registry.js';
+import { listManifests } from '../store/manifests.js';
 import { ownedBy, summarizeBreak, type BreakSummary } from '../breaks/break-summary.js';
 import { BREAK_STATES, isBreakState, type BreakState } from '../breaks/states.js';
 import { findEvidenceRun, proposalStatus, type TransitionRequest } from '../breaks/transitions.js';
@@ -28,7 +32,7 @@ import { localOrRemote, printJson, type CliIo } from './io.js';
 import type { CommandContext } from './command.js';
 
 const LIST_USAGE = 'reckon breaks list [--state S[,S…]] [--control RC01[,…]] [--kind K[,…]] [--owner TEAM[,…]] [--pending] [--store DIR] [--config FILE] [--json]';
-const SHOW_USAGE = 'reckon breaks show BREAK_ID [--store DIR] [--config FILE] [--json]';
+const SHOW_USAGE = 'reckon breaks show BREAK_ID [--store DIR] [--config FILE] [--json]   (exit 1 when its log does not verify)';
 const ADVANCE_USAGE = `reckon breaks advance BREAK_ID --to STATE --expected-version N [--key FILE] [--actor A]
         [--approver B] [--owner O] [--classification C] [--note T] [--evidence-ref R]
         [--reason T] [--root-cause T] [--prevention T] [--store DIR] [--config FILE] [--json]`;
@@ -48,7 +52,7 @@ proposed by the owner, naming --approver, and land when that approver runs 'appr
 Signing: --key FILE (an OpenSSH private key, or a .pub whose key ssh-agent holds) or
 RECKON_SIGNING_KEY_FILE / RECKON_SIGNING_KEY (+ RECKON_SIGNING_KEY_PASSPHRASE); the actor is the
 registry's name of the key (--actor, if given, must match it). --config names the registry.
-Exit codes: 0 done, 2 usage or a refused transition, key or signature (the rule is named; a
+Exit codes: 0 done, 1 (show) the break's log does not verify (each object and problem named), 2 usage or a refused transition, key or signature (the rule is named; a
 proposal withdrawn, expired, landed or superseded by another event is PROPOSAL_NOT_CURRENT or
 PROPOSAL_WITHDRAWN/EXPIRED), 6 lost the race for the version (--expected-version stale, the same
 proposal countersigned by another approval first, or another event took the version while
@@ -177,9 +181,36 @@ async function show(argv: string[], io: CliIo): Promise<number> {
   const now = new Date();
   const proposals = rec.proposals.map((p) => proposalView(rec, p, ctx.config, now));
   const records = summary.last_observed_run_id ? await listedRecords(ctx.store, summary.last_observed_run_id, rec.kind, rec.key) : undefined;
-  if (values.json) printJson(io, { ...summary, head_sha256: rec.head_sha256, events: rec.events, proofs: proofViews(rec), proposals, observations: rec.observations, records: records ?? null });
-  else io.stdout(showText(summary, rec, proposals, { store: ctx.store.location, unsigned: ctx.config.signing.unsigned }, recordsText(id, records)));
-  return 0;
+  const check = await checkShown(ctx, rec);
+  const proofs = proofViews(rec).map((p, i) => ({ ...p, checks: check.checks[i] }));
+  if (values.json) printJson(io, { ...summary, head_sha256: rec.head_sha256, events: rec.events, proofs, proposals, observations: rec.observations, records: records ?? null, verification: check.verification });
+  else io.stdout(showText(summary, rec, proposals, { store: ctx.store.location, unsigned: ctx.config.signing.unsigned }, recordsText(id, records), check));
+  return check.verification.ok ? 0 : 1;
+}
+
+/** What `show` found checking the break: each event's signatures, and the log against the published manifests. */
+interface ShownCheck {
+  /** Per event (version order), each signature's check. */
+  readonly checks: readonly SignatureCheck[][];
+  readonly verification: { ok: boolean; trusted_registry: string | null; problems: LogFinding[]; notices: LogFinding[] };
+}
+
+/**
+ * Checks `rec` for `show`: every signature against the registry it names and the configuration's
+ * registry (check-signatures.ts), and the break's log (chain, bindings, heads) against the
+ * published manifests, as `manifest verify` does for the whole store.
+ */
+async function checkShown(ctx: Context, rec: BreakRecord): Promise<ShownCheck> {
+  const manifests = await listManifests(ctx.store);
+  const path = registryPath(ctx.loaded);
+  const registry = path && !ctx.config.signing.unsigned ? await loadRegistry(path) : null;
+  const recorded = new Set(manifests.map((m) => m.manifest.break_log?.signing.registry_sha256).filter((x): x is string => typeof x === 'string'));
+  const checks = await Promise.all(rec.stored.map((s) => checkSignatures(ctx.store, s.object.payload, s.object.signatures, { registry, recorded })));
+  const scoped = { get: (k: string) => ctx.store.get(k), list: (p: string) => ctx.store.list(p === 'breaks/' ? `breaks/${rec.break_id}/` : p) };
+  const log = await verifyBreakLogs(scoped, { manifests, breakIds: [rec.break_id] });
+  const problems = [...log.problems];
+  checks.forEach((c, i) => c.filter((x) => !x.ok).forEach((x) => problems.push({ key: rec.stored[i].object.key, problem: `${x.role} signature by ${x.signer} (${x.key}) does not verify: ${x.problem}` })));
+  return { checks, verification: { ok: problems.length === 0, trusted_registry: registry ? registry.source : null, problems, notices: log.notices } };
 }
 
 async function advance(argv: string[], io: CliIo, settings: Settings): Promise<number> {
@@ -277,11 +308,19 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function proofText(proof: string | undefined, o: { signatures: readonly { role: string; signer: string; key: string }[]; binding: { manifest_key: string } | null; format: string }): string {
+/** The log check as `show` prints it: verified, or every problem (the command then exits 1). */
+function verificationText(c: ShownCheck): string {
+  const v = c.verification;
+  const against = v.trusted_registry ? `signatures checked against the registry they name and ${v.trusted_registry}` : 'signatures checked against the registries kept in the store only (no --config registry)';
+  if (v.ok) return `log: verified (chain, bindings, heads against the published manifests; ${against})\n`;
+  return [`LOG DOES NOT VERIFY (${against}); run 'reckon manifest verify' and restore the objects named:`, ...v.problems.map((p) => `  ${p.key}: ${p.problem}`)].join('\n') + '\n';
+}
+
+function proofText(proof: string | undefined, o: { signatures: readonly { role: string; signer: string; key: string }[]; binding: { manifest_key: string } | null; format: string }, checks: readonly SignatureCheck[] = []): string {
   if (o.format === 'legacy') return 'legacy event (written before signing; unsigned)';
   if (proof === 'manifest') return o.binding ? `proven by manifest ${o.binding.manifest_key}` : 'planned by a run, not yet bound to its manifest';
   if (proof === 'unsigned') return 'UNSIGNED (signing.unsigned: true)';
-  return `signed: ${o.signatures.map((x) => `${x.role} ${x.signer} ${x.key}`).join(', ')}`;
+  return `signed: ${o.signatures.map((x, i) => `${x.role} ${x.signer} ${x.key} ${checks[i]?.ok ? 'verified' : `NOT VERIFIED (${checks[i]?.problem ?? 'not checked'})`}`).join(', ')}`;
 }
 
 const ageText = (s: BreakSummary) => {
@@ -331,7 +370,7 @@ function withdrawalText(p: ReturnType<typeof proposalView>): string {
 }
 
 /** `breaks show` as text; `records` (recordsText) goes after the observations, before the next command. */
-function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnType<typeof proposalView>[], opts: { store: string; unsigned: boolean }, records = ''): string {
+function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnType<typeof proposalView>[], opts: { store: string; unsigned: boolean }, records: string, check: ShownCheck): string {
   const r = s.routing;
   const lines = [
     `${s.break_id}  ${s.control_id} ${s.kind} ${s.key}`,
@@ -340,16 +379,16 @@ function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnT
     `  window [${s.window?.start ?? '?'}, ${s.window?.end ?? '?'})  first record ${s.first_record_time ?? '-'}  as-of ${s.as_of ?? '-'}`,
     `  age ${ageText(s)} (${s.age_s ?? '-'} s)  SLA ${s.sla_s === null ? '-' : `${humanSeconds(s.sla_s)} (${s.sla_s} s)`}  ${s.sla_breached === null ? '' : s.sla_breached ? 'PAST SLA' : 'within SLA'}`.trimEnd(),
     'events:',
-    ...rec.stored.flatMap(({ event: e, object: o }) => [
+    ...rec.stored.flatMap(({ event: e, object: o }, i) => [
       `  v${e.version} ${e.at} ${e.from_state ?? '-'} → ${e.to_state} by ${e.actor}  ${Object.entries(e.evidence).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')}`,
-      `      ${proofText(e.proof, o)}  sha256 ${o.digest}`,
+      `      ${proofText(e.proof, o, check.checks[i])}  sha256 ${o.digest}`,
     ]),
     ...(proposals.length ? ['proposals:', ...proposals.map((p) => `  v${p.version} ${p.from_state} → ${p.to_state} by ${p.actor}, approver ${p.approver ?? '-'}, ${p.at}: ${p.status.toUpperCase()}${withdrawalText(p)}  ${p.sha256.slice(0, 16)}`)] : []),
     'observations:',
     ...rec.observations.map((o) => `  ${o.observed_at} ${o.run_id} [${o.window.start}, ${o.window.end}) ${o.disposition} record ${o.record_time ?? '-'} as-of ${o.as_of ?? '-'}: ${o.detail}`),
   ];
-  const next = s.state === 'OPEN' ? `next: ${triageCommand(s, opts)}\n` : '';
-  return `${lines.join('\n')}\n${records}${next}`;
+  const next = s.state === 'OPEN' && check.verification.ok ? `next: ${triageCommand(s, opts)}\n` : '';
+  return `${lines.join('\n')}\n${records}${verificationText(check)}${next}`;
 }
 
 /** The records behind the break's difference in the last run that observed it (its manifest lists the first few). */

@@ -9,8 +9,8 @@ import { verifyBreakLogs, type LogFinding } from '../breaks/verify-log.js';
 import type { LoadedConfig } from '../config/config.js';
 import type { ControlDefinition } from '../controls/definitions.js';
 import { verifyManifests, type VerifyProblem } from '../publish/verify-chain.js';
-import { archivedRegistry, type SignerRegistry } from '../signing/registry.js';
-import { BREAK_NAMESPACE, signerOf, verifyRecord, type SignatureRecord } from '../signing/signatures.js';
+import { type SignerRegistry } from '../signing/registry.js';
+import { BREAK_NAMESPACE, signerOf } from '../signing/signatures.js';
 import type { KeySource } from '../signing/signing-key.js';
 import { listManifests } from '../store/manifests.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -105,29 +105,7 @@ export async function refreshState(state: ConsoleState, sweep = true): Promise<s
   return sweep ? [...fromRuns, ...await state.index.refreshChanged(state.manifests)] : fromRuns;
 }
 
-/** One signature's check: who, which key, role, and whether it verified (and why not). */
-export interface SignatureCheck {
-  readonly role: string;
-  readonly signer: string;
-  readonly key: string;
-  readonly ok: boolean;
-  readonly problem: string | null;
-}
-
-/** Verifies each signature record of `payload` against the registry version it names (kept in the store). */
-export async function checkSignatures(store: ObjectStore, payload: string, sigs: readonly SignatureRecord[]): Promise<SignatureCheck[]> {
-  const out: SignatureCheck[] = [];
-  for (const s of sigs) {
-    let problem: string | null = null;
-    try {
-      const reg = await archivedRegistry(store, s.registry_sha256);
-      if (!reg) problem = `the registry ${s.registry_sha256.slice(0, 12)}… it names is not kept in the store`;
-      else verifyRecord(payload, s, reg);
-    } catch (e) { problem = (e as Error).message; }
-    out.push({ role: s.role, signer: s.signer, key: s.key, ok: problem === null, problem });
-  }
-  return out;
-}
+export { checkSignatures, type SignatureCheck } from '../breaks/check-signatures.js';
 
 /** The break-log check of one break (chain, signatures, bindings, heads) against the published manifests. */
 export async function verifyOneBreak(state: ConsoleState, breakId: string): Promise<{ problems: LogFinding[]; notices: LogFinding[] }> {

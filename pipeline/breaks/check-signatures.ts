@@ -1,0 +1,52 @@
+/**
+ * The check of a break object's signatures for a reader (breaks show, the console's break page):
+ * each signature record against the registry version it names, kept in the store (the one in
+ * force when it was made), and, when the reader trusts a registry of its own (the configuration's
+ * `signing.registry`), against that one too: a key the trusted registry does not give the signer
+ * is accepted only when the registry version it names is the trusted one or one a published run
+ * recorded (`break_log.signing.registry_sha256`, a rotation on record). A registry an attacker
+ * wrote into `signers/` with a key of their own therefore does not verify.
+ */
+import { archivedRegistry, type ObjectReader, type SignerRegistry } from '../signing/registry.js';
+import { verifyRecord, type SignatureRecord } from '../signing/signatures.js';
+
+/** One signature's check: who, which key, role, and whether it verified (and why not). */
+export interface SignatureCheck {
+  readonly role: string;
+  readonly signer: string;
+  readonly key: string;
+  readonly ok: boolean;
+  readonly problem: string | null;
+}
+
+/** What a reader trusts beyond the store: its own registry, and the registry versions published runs recorded. */
+export interface TrustedSigners {
+  readonly registry: SignerRegistry | null;
+  /** SHA-256 of every registry version a published manifest records. */
+  readonly recorded: ReadonlySet<string>;
+}
+
+/** Verifies each signature record of `payload` (see the module comment); `trusted` null checks against the store only. */
+export async function checkSignatures(store: ObjectReader, payload: string, sigs: readonly SignatureRecord[], trusted: TrustedSigners | null = null): Promise<SignatureCheck[]> {
+  const out: SignatureCheck[] = [];
+  for (const s of sigs) {
+    let problem: string | null = null;
+    try {
+      const reg = await archivedRegistry(store, s.registry_sha256);
+      if (!reg) problem = `the registry ${s.registry_sha256.slice(0, 12)}… it names is not kept in the store`;
+      else {
+        verifyRecord(payload, s, reg);
+        problem = trusted?.registry ? untrusted(s, trusted) : null;
+      }
+    } catch (e) { problem = (e as Error).message; }
+    out.push({ role: s.role, signer: s.signer, key: s.key, ok: problem === null, problem });
+  }
+  return out;
+}
+
+function untrusted(s: SignatureRecord, trusted: TrustedSigners): string | null {
+  const reg = trusted.registry!;
+  const mine = reg.entries.some((e) => e.signer.toLowerCase() === s.signer.toLowerCase() && e.key.fingerprint === s.key);
+  if (mine || s.registry_sha256 === reg.sha256 || trusted.recorded.has(s.registry_sha256)) return null;
+  return `key ${s.key} is not ${s.signer}'s in the trusted registry ${reg.source}, and the registry ${s.registry_sha256.slice(0, 12)}… the signature names is recorded by no published run: a registry written into the store`;
+}
