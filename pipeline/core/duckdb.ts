@@ -5,13 +5,8 @@
  * (measured here: 530 ms against 230 ms through `require`). Types come from the package as usual
  * (`import type`); values through `duckdb()`. Commands that never open DuckDB never load it.
  */
-import { createRequire } from 'node:module';
 import type * as DuckDB from '@duckdb/node-api';
-
-let api: typeof DuckDB | undefined;
+import { lazyRequire } from './lazy-require.js';
 
 /** The @duckdb/node-api module (loaded on the first call). */
-export function duckdb(): typeof DuckDB {
-  api ??= createRequire(import.meta.url)('@duckdb/node-api') as typeof DuckDB;
-  return api;
-}
+export const duckdb = lazyRequire<typeof DuckDB>('@duckdb/node-api');

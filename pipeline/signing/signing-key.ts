@@ -6,8 +6,8 @@
  */
 import { createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import type Sshpk from 'sshpk';
+import { lazyRequire } from '../core/lazy-require.js';
 import { SignatureError } from '../core/errors.js';
 import type { Secret } from '../core/secret.js';
 import { agentIdentities, agentSign } from './agent.js';
@@ -67,13 +67,12 @@ export async function loadSigningKey(src: KeySource): Promise<SigningKey> {
 }
 
 /** sshpk, required when a private key file is first read (about 40 ms of start-up a run without one need not pay). */
-let sshpkModule: typeof Sshpk | undefined;
+const sshpkModule = lazyRequire<typeof Sshpk>('sshpk');
 
 function privateKey(bytes: Buffer, where: string, passphrase: Secret | null): SigningKey {
-  sshpkModule ??= createRequire(import.meta.url)('sshpk') as typeof Sshpk;
   let parsed: Sshpk.PrivateKey;
   try {
-    parsed = sshpkModule.parsePrivateKey(bytes, 'auto', passphrase ? { passphrase: passphrase.reveal() } : undefined);
+    parsed = sshpkModule().parsePrivateKey(bytes, 'auto', passphrase ? { passphrase: passphrase.reveal() } : undefined);
   } catch (e) {
     const name = (e as Error).name;
     if (name === 'KeyEncryptedError' || /passphrase/i.test((e as Error).message)) return refuse('SIGNING_KEY_PASSPHRASE', where);

@@ -8,8 +8,8 @@
  *
  * The functions are generic over the loader's shapes (load/ comes after sources/ in the flow).
  */
-import { createRequire } from 'node:module';
-import type { parse as ParseCsv } from 'csv-parse/sync';
+import type * as CsvParseSync from 'csv-parse/sync';
+import { lazyRequire } from '../../core/lazy-require.js';
 import type { PlannedSources } from '../locate.js';
 import { databaseLabel } from '../source-plan.js';
 import type { DatasetExtract } from './extract.js';
@@ -29,15 +29,14 @@ function extractsByDataset(plan: PlannedSources): Map<string, { label: string; e
   return out;
 }
 
-let parse: typeof ParseCsv | undefined;
+/** csv-parse only for a database extract's quarantined record: a run of folders never loads it. */
+const csvParse = lazyRequire<typeof CsvParseSync>('csv-parse/sync');
 
 /** `order_id=O-1, order_version=2` for a raw CSV record of the extract, or undefined when it cannot be read. */
 export function rowKeyText(dataset: string, header: readonly string[], raw: string): string | undefined {
   const key = ROW_KEYS[dataset] ?? [];
-  // csv-parse only for a database extract's quarantined record: a run of folders never loads it.
-  parse ??= (createRequire(import.meta.url)('csv-parse/sync') as { parse: typeof ParseCsv }).parse;
   let fields: string[];
-  try { fields = (parse(raw, { relax_column_count: true, relax_quotes: true }) as string[][])[0] ?? []; } catch { return undefined; }
+  try { fields = (csvParse().parse(raw, { relax_column_count: true, relax_quotes: true }) as string[][])[0] ?? []; } catch { return undefined; }
   const parts = key.filter((k) => header.includes(k)).map((k) => `${k}=${fields[header.indexOf(k)] ?? ''}`);
   return parts.length ? parts.join(', ') : undefined;
 }
