@@ -26,6 +26,12 @@ export interface TrustedSigners {
   readonly recorded: ReadonlySet<string>;
 }
 
+/** What a reader trusts: `registry` (null: none of its own) and every registry version the published `manifests` record. */
+export function trustedSigners(registry: SignerRegistry | null, manifests: readonly { readonly manifest: { readonly break_log?: { readonly signing: { readonly registry_sha256?: string | null } } | null } }[]): TrustedSigners {
+  const recorded = new Set(manifests.map((m) => m.manifest.break_log?.signing.registry_sha256).filter((x): x is string => typeof x === 'string'));
+  return { registry, recorded };
+}
+
 /** Verifies each signature record of `payload` (see the module comment); `trusted` null checks against the store only. */
 export async function checkSignatures(store: ObjectReader, payload: string, sigs: readonly SignatureRecord[], trusted: TrustedSigners | null = null): Promise<SignatureCheck[]> {
   const out: SignatureCheck[] = [];

@@ -347,3 +347,14 @@ class Verifier {
     }
   }
 }
+
+/**
+ * The check of one break's log (chain, signatures' bindings, heads) against the published
+ * manifests, reading only that break's objects: what `breaks show` and the console's break page
+ * report. Never throws for a bad log.
+ */
+export async function verifyOneBreakLog(reader: ObjectReader, manifests: readonly ManifestRef[], breakId: string): Promise<Pick<LogVerification, 'problems' | 'notices'>> {
+  const scoped: ObjectReader = { get: (k: string) => reader.get(k), list: (p: string) => reader.list(p === 'breaks/' ? `breaks/${breakId}/` : p) };
+  const r = await verifyBreakLogs(scoped, { manifests, breakIds: [breakId] });
+  return { problems: r.problems, notices: r.notices };
+}

@@ -37,7 +37,7 @@ import { esc, page, type Frame } from './layout.js';
 import { parseQuery, queryString, select, toCsv } from './queue.js';
 import { queuePage } from './queue-page.js';
 import { ageingPage, runsPage } from './runs-ageing.js';
-import { checkSignatures, refreshState, verifyOneBreak, verifyStore, type ConsoleState } from './state.js';
+import { checkSignatures, refreshState, trustedSigners, verifyOneBreak, verifyStore, type ConsoleState } from './state.js';
 
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const COOKIE = 'reckon_console';
@@ -146,11 +146,13 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
     const rec = await state.index.refreshBreak(id);
     const row = state.index.get(id);
     if (!rec || !row) return html(c, frame('No such break', 'break'), `<h1>No break ${esc(id)}</h1><p><a href="/">← queue</a></p>`, 404);
+    // The same trust as `breaks show`: the registry the signature names, and the console's own (a registry written into the store does not pass).
+    const trusted = trustedSigners(state.registry, state.manifests);
     const checks = new Map<string, Awaited<ReturnType<typeof checkSignatures>>>();
-    for (const s of rec.stored) checks.set(s.object.key, await checkSignatures(state.store, s.object.payload, s.object.signatures));
+    for (const s of rec.stored) checks.set(s.object.key, await checkSignatures(state.store, s.object.payload, s.object.signatures, trusted));
     const proposals = await Promise.all(rec.proposals.map(async (p) => ({
       key: p.object.key, digest: p.object.digest, version: p.event.version, to: p.event.to_state, actor: p.event.actor, approver: p.event.evidence.approver ?? null,
-      at: p.event.at, note: p.event.evidence.note ?? null, ...proposalChoices(state, rec, p), checks: await checkSignatures(state.store, p.object.payload, p.object.signatures),
+      at: p.event.at, note: p.event.evidence.note ?? null, ...proposalChoices(state, rec, p), checks: await checkSignatures(state.store, p.object.payload, p.object.signatures, trusted),
     })));
     const view: BreakView = {
       rec, row, checks, chain: await verifyOneBreak(state, id), next: nextStep(state, rec), proposals,
