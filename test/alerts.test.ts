@@ -215,6 +215,31 @@ describe('the ready formats, --no-alerts and --alerts-dry-run', () => {
     expect(JSON.stringify(dry.json) + human.stdout).not.toContain('T0SECRET');
     expect(receiver.requests.length).toBe(before);
   });
+
+  it('reckon runs names a delivery record that is not one, and goes on with the others', async () => {
+    const store = join(tmp.dir, 'off');
+    const [runId] = readdirSync(join(store, 'alerts')).map((f) => f.replace(/\.json$/, ''));
+    const record = join(store, 'alerts', `${runId}.json`);
+    const original = readFileSync(record, 'utf8');
+    const cases: [string, string][] = [
+      ['{}', 'schema: '],
+      ['not json', 'it is not JSON'],
+      [original.replace(runId, 'R-OTHER'), 'it names run R-OTHER'],
+      [original.replace('"sent":0', '"sent":5'), 'its counts do not match its deliveries'],
+    ];
+    for (const [body, why] of cases) {
+      writeFileSync(record, body);
+      const human = await reckonIn(['runs', '--store', store]);
+      expect(human.code, human.stderr).toBe(0);
+      expect(human.stdout).toContain(`alerts: record alerts/${runId}.json is not a delivery record (${why}`);
+      const json = await reckonIn(['runs', '--store', store, '--json']);
+      expect(json.code).toBe(0);
+      expect(json.json[0].alerts.record).toBe(`alerts/${runId}.json`);
+      expect(json.json[0].alerts.invalid).toContain(why);
+    }
+    writeFileSync(record, original);
+    expect((await reckonIn(['runs', '--store', store])).stdout).toContain('alerts: off');
+  });
 });
 
 /** The key of the run's PROJECTION_STALE difference. */

@@ -132,4 +132,22 @@ describe('a run killed between plan, manifest and break writes', () => {
       expect(after.json.breaks.notices).toEqual([]);
     });
   }
+
+  it('a staged break plan edited after its manifest was published: manifest verify names it, the next run stops with exit 2 naming it, nothing is written', async () => {
+    const store = join(tmp.dir, 'store-forged-plan');
+    cpSync(base, store, { recursive: true });
+    const killed = await killedAt(store, 'published');
+    const plan = join(store, '_staging', killed, '_break-plan.jsonl');
+    writeFileSync(plan, `${readFileSync(plan, 'utf8')}{"kind":"event","key":"breaks/x/events/000099.json","payload":"{}","digest":"0"}\n`);
+    const check = await reckonIn(['manifest', 'verify', '--store', store, '--json']);
+    expect(check.code).toBe(1);
+    const named = (check.json.problems as { key: string; problem: string }[]).filter((p) => p.key === `_staging/${killed}/_break-plan.jsonl`);
+    expect(named).toHaveLength(1);
+    expect(named[0].problem).toMatch(/does not have the SHA-256 [0-9a-f]{64} its manifest recorded: the staged break plan was changed/);
+    const next = await run(store);
+    expect(next.code, next.stderr).toBe(2);
+    expect(next.stderr).toContain(`StoreError: _staging/${killed}/_break-plan.jsonl does not have the SHA-256`);
+    expect(next.stderr).not.toMatch(/InternalError|internal error/i);
+    expect(objectsOf(store, killed)).toEqual([]);
+  });
 });

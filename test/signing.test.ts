@@ -93,6 +93,13 @@ describe('sshsig against ssh-keygen', () => {
     const fromText = await loadSigningKey({ text: new Secret(privateText), passphrase: new Secret('correct horse battery staple') });
     expect(fromText.publicKey.fingerprint).toBe(k.fingerprint);
     expect(fromText.source).toBe('RECKON_SIGNING_KEY');
+    // The pipeline's key, given as RECKON_PIPELINE_KEY text, is named by its own variables.
+    const pipeline = (await loadSigningKey({ text: new Secret(privateText), passphrase: new Secret('wrong horse'), variable: 'RECKON_PIPELINE_KEY' }).catch((x: unknown) => x)) as SignatureError;
+    expect(pipeline.rule).toBe('SIGNING_KEY_PASSPHRASE');
+    expect(pipeline.message).toBe('SIGNING_KEY_PASSPHRASE: the signing key is protected: RECKON_PIPELINE_KEY_PASSPHRASE is missing or wrong (or load the key into ssh-agent and give its .pub file) (RECKON_PIPELINE_KEY)');
+    expect(pipeline.message).not.toContain('horse');
+    const pipelineKey = await loadSigningKey({ text: new Secret(privateText), passphrase: new Secret('correct horse battery staple'), variable: 'RECKON_PIPELINE_KEY' });
+    expect(pipelineKey.source).toBe('RECKON_PIPELINE_KEY');
   });
 
   it('signs through a real ssh-agent when given the public key file, with the same bytes', async () => {

@@ -4,6 +4,7 @@
  * or not sent because alerts were off or only a dry run). It holds no secret: routes appear by
  * name, format and scheme-and-host target only. `reckon runs` shows it beside each run.
  */
+import { z } from 'zod';
 import { canonicalJson } from '../core/canonical.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { AlertMode, Delivery, DeliveryStatus } from './deliver.js';
@@ -46,11 +47,49 @@ export async function writeDeliveryRecord(store: ObjectStore, record: DeliveryRe
   return key;
 }
 
-/** The record of `runId`, or undefined when the run wrote none (a run before alerts existed, or one that stopped before). */
-export async function readDeliveryRecord(store: ObjectStore, runId: string): Promise<DeliveryRecord | undefined> {
-  const body = await store.get(deliveryRecordKey(runId));
-  return body ? (JSON.parse(body.toString('utf8')) as DeliveryRecord) : undefined;
+const STATUS = z.enum(['sent', 'failed', 'unrouted', 'not_attempted', 'dry_run']);
+const text = z.string().nullable();
+const RECORD = z.strictObject({
+  schema: z.literal('reckon.alert-delivery/v1'),
+  run_id: z.string(),
+  mode: z.enum(['send', 'dry-run', 'off']),
+  recorded_at: z.string(),
+  counts: z.strictObject({ sent: z.number().int().min(0), failed: z.number().int().min(0), unrouted: z.number().int().min(0), not_attempted: z.number().int().min(0), dry_run: z.number().int().min(0) }),
+  deliveries: z.array(z.strictObject({
+    event: z.string(), break_id: z.string(), control_id: z.string(), kind: z.string(), key: z.string(), owner: z.string(),
+    route: text, format: text, target: text, status: STATUS, reason: text,
+    attempts: z.array(z.strictObject({ at: z.string(), ms: z.number(), http_status: z.number().int().nullable(), error: text })),
+  })),
+});
+
+/** A delivery record that is there but is not one: what is wrong with it, for people. */
+export interface InvalidDeliveryRecord {
+  readonly key: string;
+  readonly invalid: string;
 }
+
+/**
+ * The record of `runId`; undefined when the run wrote none (a run before alerts existed, or one
+ * that stopped before); InvalidDeliveryRecord when the object does not parse as a record of that
+ * run with counts that match its deliveries. The record is written after the manifest, so no
+ * manifest vouches for it: it is checked here rather than trusted.
+ */
+export async function readDeliveryRecord(store: ObjectStore, runId: string): Promise<DeliveryRecord | InvalidDeliveryRecord | undefined> {
+  const key = deliveryRecordKey(runId);
+  const body = await store.get(key);
+  if (!body) return undefined;
+  let doc: unknown;
+  try { doc = JSON.parse(body.toString('utf8')); } catch { return { key, invalid: 'it is not JSON' }; }
+  const parsed = RECORD.safeParse(doc);
+  if (!parsed.success) return { key, invalid: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ') };
+  const r = parsed.data as DeliveryRecord;
+  if (r.run_id !== runId) return { key, invalid: `it names run ${r.run_id}` };
+  if (canonicalJson(r.counts) !== canonicalJson(countDeliveries(r.deliveries))) return { key, invalid: 'its counts do not match its deliveries' };
+  return r;
+}
+
+/** True when `r` is a record that failed its checks. */
+export const isInvalidRecord = (r: DeliveryRecord | InvalidDeliveryRecord): r is InvalidDeliveryRecord => 'invalid' in r;
 
 /** `3 sent, 1 failed, 2 unrouted` (only the statuses present), or `none` for an empty record; `off` when alerts were off. */
 export function deliveryLine(r: DeliveryRecord): string {

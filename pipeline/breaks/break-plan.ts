@@ -21,7 +21,7 @@
 import pLimit from 'p-limit';
 import { canonicalJson } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
-import { InternalError } from '../core/errors.js';
+import { StoreError } from '../core/errors.js';
 import type { FaultPoints } from '../core/fault.js';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
 import { decodeObject, encodeObject, type ManifestBinding } from './break-objects.js';
@@ -49,16 +49,24 @@ export function planBytes(objects: readonly PlannedObject[]): string {
   return objects.map((o) => `${canonicalJson(o)}\n`).join('');
 }
 
-/** Parses plan bytes; throws InternalError when a line is not a planned object. */
-export function parsePlan(text: string): PlannedObject[] {
+/**
+ * Parses plan bytes read from `key`; throws StoreError (`corrupt_object`, exit 2) naming the key
+ * and line when a line is not a planned object: a staged plan is store content, and one that does
+ * not parse was damaged or edited, not a fault of this program.
+ */
+export function parsePlan(text: string, key = 'the break plan'): PlannedObject[] {
   return text.split('\n').filter(Boolean).map((line, i) => {
-    const o = JSON.parse(line) as PlannedObject;
-    if ((o.kind !== 'event' && o.kind !== 'observation') || typeof o.key !== 'string' || typeof o.payload !== 'string' || sha256Hex(o.payload) !== o.digest) {
-      throw new InternalError(`break plan line ${i + 1} is not a planned break object`);
+    let o: PlannedObject | undefined;
+    try { o = JSON.parse(line) as PlannedObject; } catch { o = undefined; }
+    if (!o || (o.kind !== 'event' && o.kind !== 'observation') || typeof o.key !== 'string' || typeof o.payload !== 'string' || sha256Hex(o.payload) !== o.digest) {
+      throw new StoreError(`${key} line ${i + 1} is not a planned break object: the staged break plan is damaged (${PLAN_ADVICE})`, { path: key, reason: 'corrupt_object' });
     }
     return o;
   });
 }
+
+/** What an operator does about a staged plan that fails its checks. */
+const PLAN_ADVICE = 'its run\'s break objects cannot be completed from it; restore the object from the store\'s versions or backup, and see `reckon manifest verify`';
 
 /** One break's entry in a checkpoint: its version and head digest, and the digests of its proposals and withdrawals. */
 export interface HeadEntry {
@@ -144,16 +152,18 @@ async function putPlanned(store: ObjectStore, o: PlannedObject, binding: Manifes
     const found = decodeObject(o.key, (await store.get(o.key))!);
     if (found.digest === o.digest) return 'present';
     if (o.kind === 'event') return { key: o.key, planned: o.digest, found: found.digest };
-    throw new InternalError(`${o.key} exists with another payload than the one run ${binding.manifest_key} planned`);
+    // An observation's key holds its run id: another payload there was written by someone else.
+    throw new StoreError(`${o.key} exists with another payload than the one run ${binding.manifest_key} planned: the break store was written outside reckon (see \`reckon manifest verify\`)`, { path: o.key, reason: 'corrupt_object' });
   }
 }
 
-/** Reads and checks a staged plan against the SHA-256 its manifest recorded; undefined when it is not staged. */
+/** Reads and checks a staged plan against the SHA-256 its manifest recorded; undefined when it is not staged. Throws StoreError (`corrupt_object`) when it fails. */
 export async function stagedPlan(store: ObjectStore, runId: string, sha256: string): Promise<PlannedObject[] | undefined> {
   const bytes = await store.get(planKey(runId));
   if (!bytes) return undefined;
-  if (sha256Hex(bytes) !== sha256) throw new InternalError(`${planKey(runId)} does not have the SHA-256 ${sha256} its manifest recorded: the staged break plan was changed`);
-  return parsePlan(bytes.toString('utf8'));
+  const key = planKey(runId);
+  if (sha256Hex(bytes) !== sha256) throw new StoreError(`${key} does not have the SHA-256 ${sha256} its manifest recorded: the staged break plan was changed (${PLAN_ADVICE})`, { path: key, reason: 'corrupt_object' });
+  return parsePlan(bytes.toString('utf8'), key);
 }
 
 /**

@@ -98,5 +98,5 @@ async function packKey(config: string | undefined, io: CliIo, settings: Settings
   const p = settings.signing.pipeline;
   const file = p.keyFile ?? (p.keyText || config === undefined ? null : pipelineKeyPath(await loadConfig(config, await loadControls(), { cwd: io.cwd })));
   if (!file && !p.keyText) return null;
-  return loadSigningKey({ file, text: p.keyText, passphrase: p.passphrase, agentSocket: settings.signing.agentSocket });
+  return loadSigningKey({ file, text: p.keyText, passphrase: p.passphrase, agentSocket: settings.signing.agentSocket, variable: 'RECKON_PIPELINE_KEY' });
 }

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../core/errors.js';
-import { deliveryLine, readDeliveryRecord } from '../alerts/record.js';
+import { deliveryLine, isInvalidRecord, readDeliveryRecord, type DeliveryRecord, type InvalidDeliveryRecord } from '../alerts/record.js';
 import { listManifests } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import { windowForRange } from '../contract/window.js';
@@ -29,18 +29,32 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
       parent_run_id: m.manifest.parent_run_id, reason: m.manifest.reason, started_at: m.manifest.started_at,
       statuses: Object.fromEntries(m.manifest.results.map((r) => [r.control_id, r.status])),
       results_digest: m.manifest.results_digest, manifest: { key: m.key, sha256: m.sha256 },
-      alerts: records[i] ? { mode: records[i]!.mode, counts: records[i]!.counts, record: `alerts/${m.manifest.run_id}.json`, failed: records[i]!.deliveries.filter((d) => d.status === 'failed' || d.status === 'not_attempted') } : null,
+      alerts: alertsOf(records[i]),
     }));
   if (values.json) printJson(io, rows);
   else if (rows.length === 0) io.stdout('no published runs\n');
   else for (const r of rows) {
     const st = Object.entries(r.statuses).map(([c, s]) => `${c}:${s}`).join(' ');
     const rec = records[rows.indexOf(r)];
-    io.stdout(`${String(r.sequence).padStart(4)}  ${r.run_id}  [${r.window.start}, ${r.window.end})  ${r.trigger}${r.parent_run_id ? ` rerun-of ${r.parent_run_id}` : ''}  ${st}${rec ? `  alerts: ${deliveryLine(rec)}` : ''}\n`);
-    for (const d of r.alerts?.failed ?? []) io.stdout(`        alert ${d.status.replace('_', ' ')}: ${d.event} ${d.break_id} to ${d.route} (${d.target ?? '?'}): ${d.reason ?? ''}${d.attempts.length ? `; last: ${d.attempts[d.attempts.length - 1].error ?? `HTTP ${d.attempts[d.attempts.length - 1].http_status}`}` : ''}\n`);
+    const alerts = !rec ? '' : isInvalidRecord(rec) ? `  alerts: record ${rec.key} is not a delivery record (${rec.invalid}): ignored` : `  alerts: ${deliveryLine(rec)}`;
+    io.stdout(`${String(r.sequence).padStart(4)}  ${r.run_id}  [${r.window.start}, ${r.window.end})  ${r.trigger}${r.parent_run_id ? ` rerun-of ${r.parent_run_id}` : ''}  ${st}${alerts}\n`);
+    const failed = rec && !isInvalidRecord(rec) ? undeliveredOf(rec) : [];
+    for (const d of failed) {
+      const last = d.attempts.at(-1);
+      io.stdout(`        alert ${d.status.replace('_', ' ')}: ${d.event} ${d.break_id} to ${d.route} (${d.target ?? '?'}): ${d.reason ?? ''}${last ? `; last: ${last.error ?? `HTTP ${last.http_status}`}` : ''}\n`);
+    }
   }
   return 0;
 }
+
+/** A run's alerts as `--json` shows them: its record's counts and the deliveries that did not go, or what is wrong with the record. */
+function alertsOf(rec: DeliveryRecord | InvalidDeliveryRecord | undefined) {
+  if (!rec) return null;
+  if (isInvalidRecord(rec)) return { record: rec.key, invalid: rec.invalid };
+  return { mode: rec.mode, counts: rec.counts, record: `alerts/${rec.run_id}.json`, failed: undeliveredOf(rec) };
+}
+
+const undeliveredOf = (rec: DeliveryRecord) => rec.deliveries.filter((d) => d.status === 'failed' || d.status === 'not_attempted');
 
 /** The usage of `reckon runs` (`--help`). */
 export const usage = (): string => 'usage: reckon runs [--store DIR|s3://…] [--window START/END] [--json]';

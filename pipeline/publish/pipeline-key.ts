@@ -39,7 +39,7 @@ export async function pipelineSigning(config: LoadedConfig, settings: Settings, 
   const p = settings.signing.pipeline;
   const file = p.keyFile ?? (p.keyText ? null : pipelineKeyPath(config));
   if (!file && !p.keyText) throw new SignatureError('PIPELINE_KEY_MISSING', 'manifests are signed: give the pipeline key with RECKON_PIPELINE_KEY_FILE, RECKON_PIPELINE_KEY or signing.pipeline_key (or say signing.unsigned: true)');
-  const key = await loadSigningKey({ file, text: p.keyText, passphrase: p.passphrase, agentSocket: settings.signing.agentSocket });
+  const key = await loadSigningKey({ file, text: p.keyText, passphrase: p.passphrase, agentSocket: settings.signing.agentSocket, variable: 'RECKON_PIPELINE_KEY' });
   const signer = pipelineSigner(key, registry);
   return { signer, record: manifestSigning(signer, null) };
 }

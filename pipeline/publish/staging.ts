@@ -54,7 +54,7 @@ export interface PublishedRun {
  * (fault point `promoted`), writes its staged break plan bound to the manifest (break-plan.ts
  * writePlanned: fault points `writing-breaks`, `breaks-written`), then clears its staging.
  * Idempotent, so the run itself and, after a crash, the next run call it alike. Throws
- * InternalError when the staged plan does not match the manifest's digest.
+ * StoreError (`corrupt_object`, exit 2) when the staged plan does not match the manifest's digest.
  */
 export async function finishPublication(store: ObjectStore, run: PublishedRun, fault: FaultPoints = NO_FAULTS): Promise<RollForward | null> {
   const runId = run.manifest.run_id;

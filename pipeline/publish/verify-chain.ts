@@ -8,6 +8,7 @@ import { stagedPlan } from '../breaks/break-plan.js';
 import { verifyBreakLogs, type LogCounts, type LogFinding, type ManifestRef } from '../breaks/verify-log.js';
 import { canonicalJson } from '../core/canonical.js';
 import { hashFile, sha256Hex } from '../core/digest.js';
+import { StoreError } from '../core/errors.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { proveManifest } from './manifest-chain.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
@@ -118,8 +119,15 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
   walk.finish();
   if (!runId) problems.push(...(await checkOutputListing(store, refs)));
   const notices = [...walk.notices, ...strayManifestSignatures(all)];
-  const breaks = await verifyBreakLogs(store, { manifests: refs, stagedPlan: (run, sha256) => stagedPlan(store, run, sha256).catch(() => undefined) });
-  for (const p of breaks.problems) problems.push(p);
+  // A staged plan that fails its checks is a problem of its own; the log is then checked without it.
+  const planProblems: VerifyProblem[] = [];
+  const readPlan = (run: string, sha256: string) => stagedPlan(store, run, sha256).catch((e: unknown) => {
+    if (!(e instanceof StoreError)) throw e;
+    planProblems.push({ key: e.path, problem: e.message });
+    return undefined;
+  });
+  const breaks = await verifyBreakLogs(store, { manifests: refs, stagedPlan: readPlan });
+  for (const p of [...planProblems, ...breaks.problems]) problems.push(p);
   return { checked, problems, notices, signed: walk.signed, unsigned: walk.unsigned, breaks: { counts: breaks.counts, notices: breaks.notices, registries: breaks.registries } };
 }
 

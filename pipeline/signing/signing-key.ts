@@ -17,7 +17,7 @@ import { WireReader } from './ssh-wire.js';
 /** A key that can sign: its public half, where it lives (for messages) and the signing operation. */
 export interface SigningKey {
   readonly publicKey: SshPublicKey;
-  /** `file <path>`, `RECKON_SIGNING_KEY` or `ssh-agent <socket>`. */
+  /** `file <path>`, the variable holding its text (`RECKON_SIGNING_KEY`, `RECKON_PIPELINE_KEY`) or `ssh-agent <socket>`. */
   readonly source: string;
   /** The raw 64-byte Ed25519 signature of `data`. */
   sign(data: Buffer): Promise<Buffer>;
@@ -32,6 +32,8 @@ export interface KeySource {
   readonly passphrase?: Secret | null;
   /** SSH_AUTH_SOCK, needed for a key in the agent. */
   readonly agentSocket?: string | null;
+  /** The variable `text` and the passphrase came from, for messages: `RECKON_SIGNING_KEY` (default) or `RECKON_PIPELINE_KEY`. */
+  readonly variable?: 'RECKON_SIGNING_KEY' | 'RECKON_PIPELINE_KEY';
 }
 
 /** The refusal rules of loading a key (SignatureError, exit 2). */
@@ -43,8 +45,9 @@ export const KEY_RULES = {
   SIGNING_KEY_NOT_IN_AGENT: 'the public key given is not held by ssh-agent (SSH_AUTH_SOCK)',
 } as const;
 
-const refuse = (rule: keyof typeof KEY_RULES, detail: string): never => {
-  throw new SignatureError(rule, `${KEY_RULES[rule]} (${detail})`);
+const refuse = (rule: keyof typeof KEY_RULES, detail: string, variable: KeySource['variable'] = 'RECKON_SIGNING_KEY'): never => {
+  // The rules name a person's key; the pipeline's key has variables of its own.
+  throw new SignatureError(rule, `${KEY_RULES[rule].replaceAll('RECKON_SIGNING_KEY', variable)} (${detail})`);
 };
 
 /** Loads the signing key of `src`. Throws SignatureError naming one of KEY_RULES. */
@@ -56,26 +59,26 @@ export async function loadSigningKey(src: KeySource): Promise<SigningKey> {
     where = `file ${src.file}`;
     try { bytes = await readFile(src.file); } catch (e) { return refuse('SIGNING_KEY_UNREADABLE', `${where}: ${(e as NodeJS.ErrnoException).code ?? 'cannot be read'}`); }
   } else if (src.text) {
-    where = 'RECKON_SIGNING_KEY';
+    where = src.variable ?? 'RECKON_SIGNING_KEY';
     bytes = Buffer.from(src.text.reveal(), 'utf8');
   } else {
     return refuse('SIGNING_KEY_MISSING', 'none was given');
   }
   const text = bytes.toString('utf8').trim();
   if (text.startsWith('ssh-') || text.startsWith('ecdsa-') || text.startsWith('sk-')) return agentKey(text, where, src.agentSocket ?? null);
-  return privateKey(bytes, where, src.passphrase ?? null);
+  return privateKey(bytes, where, src.passphrase ?? null, src.variable);
 }
 
 /** sshpk, required when a private key file is first read (about 40 ms of start-up a run without one need not pay). */
 const sshpkModule = lazyRequire<typeof Sshpk>('sshpk');
 
-function privateKey(bytes: Buffer, where: string, passphrase: Secret | null): SigningKey {
+function privateKey(bytes: Buffer, where: string, passphrase: Secret | null, variable: KeySource['variable']): SigningKey {
   let parsed: Sshpk.PrivateKey;
   try {
     parsed = sshpkModule().parsePrivateKey(bytes, 'auto', passphrase ? { passphrase: passphrase.reveal() } : undefined);
   } catch (e) {
     const name = (e as Error).name;
-    if (name === 'KeyEncryptedError' || /passphrase/i.test((e as Error).message)) return refuse('SIGNING_KEY_PASSPHRASE', where);
+    if (name === 'KeyEncryptedError' || /passphrase/i.test((e as Error).message)) return refuse('SIGNING_KEY_PASSPHRASE', where, variable);
     return refuse('SIGNING_KEY_UNREADABLE', where);
   }
   if (parsed.type !== 'ed25519') return refuse('SIGNING_KEY_TYPE', `${where} holds a ${parsed.type} key`);
