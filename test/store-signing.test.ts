@@ -297,6 +297,39 @@ describe('evidence verify checks the bag against the signed manifests', () => {
     const r = await reckonIn(['evidence', 'verify', bag, '--json']);
     expect(r.code, r.stdout).toBe(0);
     expect(r.json.signed).toBe(true);
+    expect(r.json.trusted_registry).toBe(null);
+    const human = await reckonIn(['evidence', 'verify', bag]);
+    expect(human.stdout).toContain("signed by the pipeline, as the bag's own registry says: give --signers FILE (or --config) to anchor the key outside the bag");
+    for (const trust of [['--signers', registry], ['--config', config]]) {
+      const t = await reckonIn(['evidence', 'verify', bag, '--json', ...trust]);
+      expect(t.code, t.stdout).toBe(0);
+      expect(t.json.trusted_registry).toBe(sha(readFileSync(registry)));
+    }
+  });
+
+  it('a whole bag built with a registry and pipeline key of its own verifies alone, and is refused against the registry you trust', async () => {
+    // Mallory's pipeline: the same sources, her own key and registry, a consistent signed store and bag.
+    const dir = join(tmp.dir, 'mallory');
+    mkdirSync(dir);
+    const key = makeKey(dir, 'reconciler');
+    const own = makeSigners(dir, ['tom'], [pipelineLine(key)]);
+    const ownConfig = join(dir, 'reckon.json');
+    writeFileSync(ownConfig, JSON.stringify({ signing: { registry: own.registry, pipeline_key: key.key } }));
+    const store = join(dir, 'store');
+    expect((await run(store, '--config', ownConfig)).code).toBe(1);
+    const forged = join(dir, 'bag');
+    expect((await reckonIn(['evidence', 'pack', '--run', 'latest', '--store', store, '--out', forged, '--config', ownConfig])).code).toBe(0);
+    expect((await reckonIn(['evidence', 'verify', forged, '--json'])).code).toBe(0);
+    const r = await reckonIn(['evidence', 'verify', forged, '--json', '--signers', registry]);
+    expect(r.code).toBe(1);
+    expect(r.json.problems).toEqual([`tagmanifest-sha256.txt.sig is signed by ${key.fingerprint}, which the trusted registry ${registry} does not name as the pipeline's key (reconciler): the bag's own registry vouches for a key you do not trust`]);
+    // An unsigned bag proves nothing against a trusted registry.
+    const plain = join(dir, 'plain-bag');
+    expect((await reckonIn(['evidence', 'pack', '--run', 'latest', '--store', unsigned, '--out', plain])).code).toBe(0);
+    const u = await reckonIn(['evidence', 'verify', plain, '--json', '--signers', registry]);
+    expect(u.code).toBe(1);
+    expect(u.json.problems).toEqual([`the bag is not signed (its manifests are unsigned), and a trusted registry (${registry}) was given: nothing binds the bag to its pipeline key`]);
+    expect((await reckonIn(['evidence', 'verify', plain, '--signers', registry, '--config', config])).code).toBe(2);
   });
 
   for (const [name, edit] of [

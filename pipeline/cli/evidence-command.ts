@@ -4,7 +4,8 @@
  *   reckon evidence pack (--run RUN_ID | --break BREAK_ID | --window S/E [--control C])
  *                        --out FILE.zip|DIR [--store S] [--include-inputs] [--organization ORG] [--json]
  *   (--run latest: the last published run; --store defaults to ./var/reckon like every command)
- *   reckon evidence verify FILE|DIR [--json]
+ *   reckon evidence verify FILE|DIR [--signers FILE | --config FILE] [--json]
+ *   (--signers / --config: the registry you trust; the bag must be signed by its pipeline key)
  *
  * Exit codes: pack 0 written; 1 the store does not match its own records (nothing written);
  * 2 usage, unknown run/break, empty window or an existing --out. verify 0 valid; 1 a problem,
@@ -24,12 +25,13 @@ import { loadControls } from '../controls/definitions.js';
 import type { Settings } from '../core/settings.js';
 import { loadSigningKey, type SigningKey } from '../signing/signing-key.js';
 import { parse } from './args.js';
+import { trustedRegistry } from './trusted-registry.js';
 import { localOrRemote, printJson, type CliIo } from './io.js';
 import type { CommandContext } from './command.js';
 
 const PACK_USAGE = `reckon evidence pack (--run RUN_ID|latest | --break BREAK_ID | --window START/END [--control RC01])
                      --out FILE.zip|DIR [--store DIR] [--include-inputs] [--organization ORG] [--config FILE] [--json]`;
-const VERIFY_USAGE = 'reckon evidence verify FILE.zip|DIR [--json]';
+const VERIFY_USAGE = 'reckon evidence verify FILE.zip|DIR [--signers FILE | --config FILE] [--json]';
 const USAGE = `usage: ${PACK_USAGE}\n       ${VERIFY_USAGE}`;
 
 /** The usage of `reckon evidence …`: the subcommand's, or both. */
@@ -78,19 +80,27 @@ async function pack(argv: string[], io: CliIo, settings: Settings): Promise<numb
 }
 
 async function verify(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(argv, { json: { type: 'boolean' } }, true);
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, signers: { type: 'string' }, config: { type: 'string' } }, true);
   if (positionals.length !== 1) throw new ConfigError(`verify takes one bag (a folder or a .zip)\n${USAGE}`);
   const path = resolve(io.cwd, positionals[0]);
   if (!(await stat(path).then(() => true, () => false))) throw new ConfigError(`${path} does not exist`);
-  const r = await verifyEvidence(path);
-  if (values.json) printJson(io, { ok: r.ok, bag: path, problems: r.problems, payload_files: r.payloadFiles, payload_bytes: r.payloadBytes, manifests: r.manifests, breaks: r.breaks, signed: r.signed ?? false });
-  else if (r.ok) io.stdout(`ok: ${path} is a valid bag: ${r.payloadFiles} payload file(s), ${r.payloadBytes} bytes, ${r.manifests} manifest(s) linked into the chain, ${r.breaks} break log(s) consistent; ${r.signed ? 'manifests and tag manifest signed by the pipeline' : 'NOT signed (its manifests are unsigned): a consistent rewrite of the bag cannot be detected'}\n`);
+  const trusted = await trustedRegistry(values.signers, values.config, io.cwd);
+  const r = await verifyEvidence(path, { trusted });
+  if (values.json) printJson(io, { ok: r.ok, bag: path, problems: r.problems, payload_files: r.payloadFiles, payload_bytes: r.payloadBytes, manifests: r.manifests, breaks: r.breaks, signed: r.signed ?? false, trusted_registry: r.trustedRegistry ?? null });
+  else if (r.ok) io.stdout(`ok: ${path} is a valid bag: ${r.payloadFiles} payload file(s), ${r.payloadBytes} bytes, ${r.manifests} manifest(s) linked into the chain, ${r.breaks} break log(s) consistent; ${signingLine(r)}\n`);
   else {
     io.stdout(`FAILED: ${r.problems[0]}\n`);
     for (const p of r.problems.slice(1, 20)) io.stdout(`  also: ${p}\n`);
     if (r.problems.length > 20) io.stdout(`  … and ${r.problems.length - 20} more\n`);
   }
   return r.ok ? ExitCode.CLEAN : ExitCode.MISMATCH;
+}
+
+/** How the bag's signing was judged, for the `ok:` line. */
+function signingLine(r: { signed?: boolean; trustedRegistry?: string | null }): string {
+  if (!r.signed) return 'NOT signed (its manifests are unsigned): a consistent rewrite of the bag cannot be detected';
+  if (r.trustedRegistry) return `manifests and tag manifest signed by the pipeline key of the registry you gave (${r.trustedRegistry.slice(0, 12)}…)`;
+  return 'manifests and tag manifest signed by the pipeline, as the bag\'s own registry says: give --signers FILE (or --config) to anchor the key outside the bag';
 }
 
 /** The pipeline's key for signing a bag: RECKON_PIPELINE_KEY_FILE / RECKON_PIPELINE_KEY, else the `--config`'s signing.pipeline_key; null when none is given. */

@@ -2,13 +2,10 @@
 import { ConfigError } from '../core/errors.js';
 import { ExitCode } from '../core/outcome.js';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { verifyManifests, type BreakLogReport } from '../publish/verify-chain.js';
 import { findManifest } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
-import { loadRegistry, type SignerRegistry } from '../signing/registry.js';
-import { loadConfig, registryPath } from '../config/config.js';
-import { loadControls } from '../controls/definitions.js';
+import { trustedRegistry } from './trusted-registry.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
 import type { CommandContext } from './command.js';
@@ -47,16 +44,6 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
     if (breaks.notices.length > 20) io.stdout(`  … and ${breaks.notices.length - 20} more notes (--json lists them all)\n`);
   }
   return problems.length === 0 ? ExitCode.CLEAN : ExitCode.MISMATCH;
-}
-
-/** The registry the auditor trusts, from outside the store: `--signers FILE`, or the one `--config FILE` names; null when neither is given. */
-async function trustedRegistry(signers: string | undefined, config: string | undefined, cwd: string): Promise<SignerRegistry | null> {
-  if (signers !== undefined && config !== undefined) throw new ConfigError('--signers and --config exclude each other: give the trusted registry one way');
-  if (signers !== undefined) return loadRegistry(resolve(cwd, signers));
-  if (config === undefined) return null;
-  const path = registryPath(await loadConfig(config, await loadControls(), { cwd }));
-  if (!path) throw new ConfigError(`--config ${config} names no signer registry (signing.registry) to trust`);
-  return loadRegistry(path);
 }
 
 /** The usage of `reckon manifest verify` (`--help`). */

@@ -22,13 +22,12 @@ import { breakId as computeBreakId } from '../breaks/break-id.js';
 import { decodeObject, keyKind, ObjectFormatError, type DecodedObject } from '../breaks/break-objects.js';
 import { eventOf } from '../breaks/break-store.js';
 import { verifyBreakLogs, type ManifestRef } from '../breaks/verify-log.js';
-import type { ObjectReader } from '../signing/registry.js';
 import { signatureFiles, verifyingText } from './signature-files.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
 import { openBag, TAG_SIGNATURE, verifyStructure, type BagReader } from './bagit.js';
 import { SignatureError } from '../core/errors.js';
-import { EVIDENCE_NAMESPACE, MANIFEST_NAMESPACE, verifyPipelineSignature } from '../signing/pipeline-signer.js';
-import { archivedRegistry } from '../signing/registry.js';
+import { EVIDENCE_NAMESPACE, isPipelineKey, MANIFEST_NAMESPACE, PIPELINE_SIGNER, verifyPipelineSignature } from '../signing/pipeline-signer.js';
+import { archivedRegistry, type ObjectReader, type SignerRegistry } from '../signing/registry.js';
 import { LAYOUT, safeBagPath } from './layout.js';
 import { uuidV5 } from './openlineage.js';
 import type { ChainLink } from './pack.js';
@@ -43,6 +42,13 @@ export interface EvidenceVerification {
   readonly breaks: number;
   /** True when the bag's manifests and tag manifest are signed by the pipeline (issue 18). */
   readonly signed?: boolean;
+  /** The SHA-256 of the registry the tag manifest's key was checked against when one was trusted (`--signers`); null when the bag's own registry was taken as it says. */
+  readonly trustedRegistry?: string | null;
+}
+
+/** How to verify: `trusted`, the registry the auditor keeps, whose pipeline key must have signed the bag. */
+export interface VerifyOptions {
+  readonly trusted?: SignerRegistry | null;
 }
 
 const D = 'data/';
@@ -57,8 +63,13 @@ const PAYLOAD_LAYOUT: readonly RegExp[] = [
   /^lineage\/[a-z0-9_-]+\.openlineage\.json$/,
 ];
 
-/** Verifies the bag at `location` (a folder or a `.zip`). Never throws for a bad bag: problems are returned. */
-export async function verifyEvidence(location: string): Promise<EvidenceVerification> {
+/**
+ * Verifies the bag at `location` (a folder or a `.zip`). With `opts.trusted`, the key that signed
+ * the tag manifest — which covers every payload file — must be that registry's pipeline key, and an
+ * unsigned bag is a problem: a bag built with a registry and key of its own does not pass. Never
+ * throws for a bad bag: problems are returned.
+ */
+export async function verifyEvidence(location: string, opts: VerifyOptions = {}): Promise<EvidenceVerification> {
   let bag: BagReader;
   try {
     bag = await openBag(location);
@@ -69,8 +80,8 @@ export async function verifyEvidence(location: string): Promise<EvidenceVerifica
     const s = await verifyStructure(bag);
     const counts = { payloadFiles: s.payloadFiles, payloadBytes: s.payloadBytes };
     if (s.problems.length) return { ok: false, problems: s.problems, ...counts, manifests: 0, breaks: 0 };
-    const c = await verifyContent(bag);
-    return { ok: c.problems.length === 0, problems: c.problems, ...counts, manifests: c.manifests, breaks: c.breaks, signed: c.signed };
+    const c = await verifyContent(bag, opts.trusted ?? null);
+    return { ok: c.problems.length === 0, problems: c.problems, ...counts, manifests: c.manifests, breaks: c.breaks, signed: c.signed, trustedRegistry: opts.trusted?.sha256 ?? null };
   } finally {
     await bag.close();
   }
@@ -86,7 +97,7 @@ async function readJson(bag: BagReader, path: string, problems: string[]): Promi
 }
 
 /** The reckon-level checks of a bag whose BagIt layer is already valid. */
-async function verifyContent(bag: BagReader): Promise<{ problems: string[]; manifests: number; breaks: number; signed: boolean }> {
+async function verifyContent(bag: BagReader, trusted: SignerRegistry | null): Promise<{ problems: string[]; manifests: number; breaks: number; signed: boolean }> {
   const problems: string[] = [];
   const payload = [...bag.files.keys()].filter((p) => p.startsWith(D)).map((p) => p.slice(D.length)).sort();
   for (const p of payload) if (!PAYLOAD_LAYOUT.some((re) => re.test(p))) problems.push(`${D}${p} is not part of a reckon evidence package`);
@@ -169,7 +180,7 @@ async function verifyContent(bag: BagReader): Promise<{ problems: string[]; mani
   const log = await verifyBreakLogs(reader, { manifests: refs, breakIds });
   for (const f of log.problems) problems.push(`${D}${f.key}: ${f.problem}`);
   await checkSignatureFiles(bag, payload, breakIds, reader, { unsigned: log.counts.unsigned, legacy: log.counts.legacy, byRun: log.counts.by_run }, problems);
-  const signed = await checkPipelineSignatures(bag, reader, refs, problems);
+  const signed = await checkPipelineSignatures(bag, reader, refs, problems, trusted);
   return { problems, manifests: manifestFiles.length, breaks: breakIds.length, signed };
 }
 
@@ -181,7 +192,7 @@ async function verifyContent(bag: BagReader): Promise<{ problems: string[]; mani
  * one signature covers the files the bag derives when packed (report.html, break.json, chain.json,
  * README.txt, VERIFYING.txt …). Returns whether the bag is signed.
  */
-async function checkPipelineSignatures(bag: BagReader, reader: ObjectReader, refs: readonly ManifestRef[], problems: string[]): Promise<boolean> {
+async function checkPipelineSignatures(bag: BagReader, reader: ObjectReader, refs: readonly ManifestRef[], problems: string[], trusted: SignerRegistry | null): Promise<boolean> {
   let newest: { ref: ManifestRef; registry: Awaited<ReturnType<typeof archivedRegistry>> } | null = null;
   for (const ref of refs) {
     const s = ref.manifest.manifest_signing;
@@ -196,10 +207,16 @@ async function checkPipelineSignatures(bag: BagReader, reader: ObjectReader, ref
     }
     if (!newest || ref.manifest.chain.sequence > newest.ref.manifest.chain.sequence) newest = { ref, registry };
   }
-  if (!newest?.registry) return false;
+  if (!newest?.registry) {
+    if (trusted) problems.push(`the bag is not signed (its manifests are unsigned), and a trusted registry (${trusted.source}) was given: nothing binds the bag to its pipeline key`);
+    return false;
+  }
   if (!bag.files.has('tagmanifest-sha256.txt')) { problems.push('tagmanifest-sha256.txt is missing: the bag\'s manifests are signed, so its tag manifest is signed too'); return true; }
   if (!bag.files.has(TAG_SIGNATURE)) { problems.push(`${TAG_SIGNATURE} is missing: the bag's manifests are signed, so its tag manifest is signed too`); return true; }
-  try { verifyPipelineSignature(await bag.read('tagmanifest-sha256.txt'), (await bag.read(TAG_SIGNATURE)).toString('utf8'), newest.registry, EVIDENCE_NAMESPACE); } catch (e) {
+  try {
+    const key = verifyPipelineSignature(await bag.read('tagmanifest-sha256.txt'), (await bag.read(TAG_SIGNATURE)).toString('utf8'), newest.registry, EVIDENCE_NAMESPACE);
+    if (trusted && !isPipelineKey(trusted, key)) problems.push(`${TAG_SIGNATURE} is signed by ${key}, which the trusted registry ${trusted.source} does not name as the pipeline's key (${PIPELINE_SIGNER}): the bag's own registry vouches for a key you do not trust`);
+  } catch (e) {
     if (!(e instanceof SignatureError)) throw e;
     problems.push(`tagmanifest-sha256.txt: ${TAG_SIGNATURE} does not verify it as the pipeline's (the bag-info, payload manifests or payload were rewritten): ${e.message}`);
   }

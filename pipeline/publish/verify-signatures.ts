@@ -13,7 +13,7 @@
  */
 import { SignatureError } from '../core/errors.js';
 import type { ManifestV1 } from '../../manifests/v1/schema.js';
-import { MANIFEST_NAMESPACE, PIPELINE_SIGNER, verifyPipelineSignature } from '../signing/pipeline-signer.js';
+import { isPipelineKey, MANIFEST_NAMESPACE, PIPELINE_SIGNER, verifyPipelineSignature } from '../signing/pipeline-signer.js';
 import { archivedRegistry, type SignerRegistry } from '../signing/registry.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { signatureKey } from './manifest-chain.js';
@@ -70,10 +70,6 @@ export class SignatureWalk {
     if (this.unsigned) this.notices.push({ key: 'manifests', problem: `${this.unsigned} manifest(s) NOT signed (signing.unsigned or no signer registry): a consistent rewrite of those cannot be detected` });
     if (!this.trusted && this.lastSigned) this.notices.push({ key: this.lastSigned.key, problem: 'the pipeline key is trusted as the store\'s own registry archive says: give --signers FILE (or --config) to anchor it outside the store' });
   }
-}
-
-function isPipelineKey(registry: SignerRegistry, fingerprint: string): boolean {
-  return registry.entries.some((e) => e.signer === PIPELINE_SIGNER && e.key.fingerprint === fingerprint && registry.allows(e, MANIFEST_NAMESPACE));
 }
 
 const short = (s: string) => `${s.slice(0, 12)}…`;

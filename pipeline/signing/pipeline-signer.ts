@@ -75,6 +75,11 @@ export function verifyPipelineSignature(bytes: Buffer | string, armoured: string
   return sig.publicKey.fingerprint;
 }
 
+/** True when `fingerprint` is a pipeline key of `registry` (a `reconciler` line allowed in `reckon-manifest`). */
+export function isPipelineKey(registry: SignerRegistry, fingerprint: string): boolean {
+  return registry.entries.some((e) => e.signer === PIPELINE_SIGNER && e.key.fingerprint === fingerprint && registry.allows(e, MANIFEST_NAMESPACE));
+}
+
 /** True when `registry` names a pipeline key (a `reconciler` line). */
 export function registryHasPipeline(registry: SignerRegistry): boolean {
   return registry.entries.some((e) => e.signer === PIPELINE_SIGNER);
