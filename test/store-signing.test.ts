@@ -151,6 +151,17 @@ describe('manifest verify refuses a consistent rewrite', () => {
     expect(r.json.problems[0]).toEqual({ key: 'outputs/differences/window_date=2026-11-02/run=run-20261101t000000z-deadbeef/part-00000.parquet', problem: expect.stringContaining('no published manifest is of run run-20261101t000000z-deadbeef') });
   });
 
+  it('an object under manifests/ that reckon never writes', async () => {
+    for (const name of ['00000002-run-x.json.bak', 'notes.txt', '00000009-run-gone.sha256', 'old/00000001-run-y.json']) {
+      const store = copy(signed);
+      mkdirSync(join(store, 'manifests', 'old'), { recursive: true });
+      writeFileSync(join(store, 'manifests', name), '{}');
+      const r = await verify(store);
+      expect(r.code).toBe(1);
+      expect(r.json.problems.filter((p: { key: string }) => p.key === `manifests/${name}`)).toEqual([{ key: `manifests/${name}`, problem: expect.stringContaining('is not an object reckon writes under manifests/') }]);
+    }
+  });
+
   it('an output edited consistently with the manifest (its SHA-256 and .sha256 recomputed): the signature refuses it, and unsigned the recomputed results digest does', async () => {
     for (const base of [signed, unsigned]) {
       const store = copy(base);

@@ -62,7 +62,8 @@ export interface VerifyProblem {
  */
 export async function verifyManifests(store: ObjectStore, runId?: string, opts: { inputs?: boolean; trusted?: SignerRegistry | null } = {}): Promise<ManifestVerification> {
   const all = await store.list('manifests');
-  const keys = all.filter((k) => k.endsWith('.json')).sort();
+  // Only objects directly under manifests/ can be manifests; anything deeper is a stray object.
+  const keys = all.filter((k) => /^manifests\/[^/]+\.json$/.test(k)).sort();
   const problems: VerifyProblem[] = [];
   const walk = new SignatureWalk(store, opts.trusted ?? null, problems);
   const refs: ManifestRef[] = [];
@@ -117,7 +118,7 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
     if (runId && m[2] === runId) break;
   }
   walk.finish();
-  if (!runId) problems.push(...(await checkOutputListing(store, refs)));
+  if (!runId) problems.push(...(await checkOutputListing(store, refs)), ...strayManifestObjects(all));
   const notices = [...walk.notices, ...strayManifestSignatures(all)];
   // A staged plan that fails its checks is a problem of its own; the log is then checked without it.
   const planProblems: VerifyProblem[] = [];
@@ -139,6 +140,19 @@ export interface ManifestVerification {
   readonly signed: number;
   readonly unsigned: number;
   readonly breaks: BreakLogReport;
+}
+
+/**
+ * Objects under `manifests/` that reckon never writes: anything but `<sequence>-<run_id>.json`, its
+ * `.sha256` beside it, and `.json.sig` (a signature without its manifest is a notice, above). An
+ * object placed there by hand is refused like one under outputs/ that no manifest lists.
+ */
+function strayManifestObjects(keys: readonly string[]): VerifyProblem[] {
+  const manifests = new Set(keys.filter((k) => k.endsWith('.json')));
+  return keys.filter((k) => {
+    if (/^manifests\/[0-9]{8}-[^/]+\.json(\.sig)?$/.test(k)) return false;
+    return !(/^manifests\/[0-9]{8}-[^/]+\.sha256$/.test(k) && manifests.has(k.replace(/\.sha256$/, '.json')));
+  }).map((k) => ({ key: k, problem: 'is not an object reckon writes under manifests/ (<sequence>-<run_id>.json with its .sha256 and .json.sig): it was placed there by hand' }));
 }
 
 /** A signature whose manifest never appeared: a run killed between the two writes (fault point `signed`), never published. */
