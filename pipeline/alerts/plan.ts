@@ -85,6 +85,7 @@ export function planAlerts(input: PlanInput, alerts: AlertsConfig): PlannedAlert
   const defs = new Map(input.controls.map((c) => [c.control_id, c]));
   const results = new Map(input.results.map((r) => [r.control_id, r]));
   const routeOf = (o: Ownership) => (input.routes.has(o.route) ? o.route : alerts.default_route && input.routes.has(alerts.default_route) ? alerts.default_route : null);
+  const details = detailsByDifference(input.results);
   const planned: PlannedAlert[] = [];
   for (const b of input.breaks) {
     const def = defs.get(b.control_id);
@@ -94,7 +95,7 @@ export function planAlerts(input: PlanInput, alerts: AlertsConfig): PlannedAlert
       : b.disposition === 'REOBSERVED' && b.sla_breached === true && crossedSla(b, micros(r.as_of), input.observations.get(b.break_id) ?? [], input.runId) ? 'past_sla' : null;
     if (!event) continue;
     const owner = ownershipOf(input.config, def, b.kind);
-    const detail = r.differences.find((d) => d.kind === b.kind && d.key === b.key)?.detail ?? '';
+    const detail = details.get(differenceId(b.control_id, b.kind, b.key)) ?? '';
     planned.push({ event, break_id: b.break_id, control_id: b.control_id, kind: b.kind, key: b.key, detail, state: b.state, version: b.version, age_s: b.age_s, sla_s: b.sla_s, sla_breached: b.sla_breached, owner, route: routeOf(owner) });
   }
   for (const v of input.verified) {
@@ -106,28 +107,50 @@ export function planAlerts(input: PlanInput, alerts: AlertsConfig): PlannedAlert
   return bounded(planned, alerts.max_per_route);
 }
 
-/** Past SLA first, then the oldest, then by break id: the order alerts are sent and cut in. */
-function urgency(a: PlannedAlert, b: PlannedAlert): number {
-  const past = Number(b.sla_breached === true) - Number(a.sla_breached === true);
-  if (past) return past;
-  const x = secondsTextToMicros(a.age_s) ?? -1n, y = secondsTextToMicros(b.age_s) ?? -1n;
-  if (x !== y) return y > x ? 1 : -1;
-  return a.break_id < b.break_id ? -1 : a.break_id > b.break_id ? 1 : 0;
+const differenceId = (controlId: string, kind: string, key: string) => JSON.stringify([controlId, kind, key]);
+
+/** Each difference's detail by control, kind and key, the first of each (one lookup per break, not a scan of the control's differences). */
+function detailsByDifference(results: readonly ControlResult[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of results) {
+    for (const d of r.differences) {
+      const id = differenceId(r.control_id, d.kind, d.key);
+      if (!out.has(id)) out.set(id, d.detail);
+    }
+  }
+  return out;
+}
+
+/** Past SLA first, then the oldest, then by break id: the order alerts are sent and cut in (each age parsed once, not per comparison). */
+function byUrgency(planned: readonly PlannedAlert[]): PlannedAlert[] {
+  const aged = planned.map((a) => ({ a, age: secondsTextToMicros(a.age_s) ?? -1n }));
+  aged.sort((p, q) => {
+    const past = Number(q.a.sla_breached === true) - Number(p.a.sla_breached === true);
+    if (past) return past;
+    if (p.age !== q.age) return q.age > p.age ? 1 : -1;
+    return p.a.break_id < q.a.break_id ? -1 : p.a.break_id > q.a.break_id ? 1 : 0;
+  });
+  return aged.map((x) => x.a);
 }
 
 /** At most `max` alerts per route (resolves included; unrouted ones count as one route), the rest as one summary alert of the route. */
 function bounded(planned: readonly PlannedAlert[], max: number): PlannedAlert[] {
   const byRoute = new Map<string | null, PlannedAlert[]>();
-  for (const a of [...planned].sort(urgency)) byRoute.set(a.route, [...(byRoute.get(a.route) ?? []), a]);
+  for (const a of byUrgency(planned)) {
+    const list = byRoute.get(a.route);
+    if (list) list.push(a);
+    else byRoute.set(a.route, [a]);
+  }
   const out: PlannedAlert[] = [];
   for (const [route, list] of byRoute) {
-    if (list.length <= max) { out.push(...list); continue; }
+    if (list.length <= max) { for (const a of list) out.push(a); continue; }
     const kept = list.slice(0, max - 1);
     const rest = list.slice(max - 1);
     const by: Record<string, number> = {};
     for (const a of rest) by[`${a.control_id} ${a.kind}`] = (by[`${a.control_id} ${a.kind}`] ?? 0) + 1;
     const first = rest[0];
-    out.push(...kept, {
+    for (const a of kept) out.push(a);
+    out.push({
       ...first, event: 'summary', break_id: `more-${route ?? 'unrouted'}`, kind: 'SUMMARY', key: `${rest.length} more`, detail: `${rest.length} more alert(s) on this route in this run: ${Object.entries(by).map(([k, n]) => `${k}×${n}`).join(', ')}`,
       state: null, version: null, more: { count: rest.length, by },
     });

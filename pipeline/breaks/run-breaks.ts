@@ -232,12 +232,14 @@ async function planVerified(bs: BreakStore, args: PlanArgs, at: string): Promise
   const started = args.startedAt.getTime();
   const runWindow = { start: args.window.start, end: args.window.end };
   const out: { outcome: VerifiedOutcome; object: PlannedObject }[] = [];
+  // Each control's differences by kind and key: one lookup per candidate, not a scan of the differences.
+  const observed = new Map([...ran].map(([id, r]) => [id, new Set(r.differences.map((d) => JSON.stringify([d.kind, d.key])))]));
   const candidates = (await bs.heads()).filter((h) => h.last.event.to_state === 'CORRECTED' && ran.has(h.last.event.control_id));
   for (const { break_id: id } of candidates) {
     const rec = await bs.readLog(id);
     if (!rec || rec.state !== 'CORRECTED') continue;
     const r = ran.get(rec.control_id)!;
-    if (r.differences.some((d) => d.kind === rec.kind && d.key === rec.key)) continue;
+    if (observed.get(rec.control_id)!.has(JSON.stringify([rec.kind, rec.key]))) continue;
     const corrected = [...currentCycle(rec)].reverse().find((e) => e.to_state === 'CORRECTED')!;
     if (!(Date.parse(corrected.at) < started) || corrected.actor === RECONCILER) continue;
     const w = breakWindow(rec);

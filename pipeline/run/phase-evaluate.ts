@@ -33,10 +33,10 @@ export async function evaluateControls(ctx: RunContext, inputs: LoadedInputs): P
     const out: ControlResult[] = [];
     for (const def of ctx.req.controls.selected) out.push(await evaluateOne(ctx, inputs, def, notes));
     await labelExtractRecords(inputs);
+    notes.push(...await wideTotalNotes(inputs.conn, out));
+    await checkViewFiles(inputs.loaded);
     return out;
   });
-  notes.push(...await wideTotalNotes(inputs.conn, results));
-  await checkViewFiles(inputs.loaded);
   return { results, commonSql: common.files, notes };
 }
 

@@ -14,8 +14,12 @@ import type { Published } from './phase-publish.js';
 
 /** Finishes the run's publication; returns what was written and which planned events were superseded. */
 export async function writeBreaks(ctx: RunContext, published: Published): Promise<RollForward | null> {
+  const t0 = performance.now();
   if (ctx.req.signers) await archiveRegistry(ctx.store, ctx.req.signers);
   const rolled = await finishPublication(ctx.store, published, ctx.fault);
+  // After the manifest, so not in its timings_ms: the log says how long the break objects took.
+  const ms = Math.round(performance.now() - t0);
+  ctx.logger.info(`break objects written: ${rolled?.written ?? 0} written, ${rolled?.present ?? 0} already there, outputs promoted, staging cleared, in ${ms} ms`, { phase: 'write-breaks', written: rolled?.written ?? 0, present: rolled?.present ?? 0, write_breaks_ms: ms });
   for (const s of rolled?.superseded ?? []) {
     ctx.logger.warn(`planned event ${s.key} was superseded: another transition landed first (planned ${s.planned.slice(0, 12)}…, found ${s.found.slice(0, 12)}…)`, { phase: 'write-breaks' });
   }
