@@ -24,7 +24,7 @@ import { sha256Hex } from '../core/digest.js';
 import { StoreError } from '../core/errors.js';
 import type { FaultPoints } from '../core/fault.js';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
-import { decodeObject, encodeObject, type ManifestBinding } from './break-objects.js';
+import { decodeObject, encodeObject, type DecodedObject, type ManifestBinding } from './break-objects.js';
 
 /** A break object a run will write once its manifest is published. */
 export interface PlannedObject {
@@ -168,9 +168,11 @@ export async function stagedPlan(store: ObjectStore, runId: string, sha256: stri
 
 /**
  * A read view of `store` in which the planned objects are already written (without binding):
- * what the store will hold after the run, for the run's own output snapshot of its breaks.
+ * what the store will hold after the run, for the run's own output snapshot of its breaks. A
+ * BreakStore reading it gets each planned object decoded as it would be from its bytes
+ * (`decoded`: the payload parsed once, the digest the plan computed), not encoded and parsed again.
  */
-export function overlay(store: Pick<ObjectStore, 'get' | 'list'>, objects: readonly PlannedObject[]): Pick<ObjectStore, 'get' | 'list'> {
+export function overlay(store: Pick<ObjectStore, 'get' | 'list'>, objects: readonly PlannedObject[]): Pick<ObjectStore, 'get' | 'list'> & { decoded: (key: string) => DecodedObject | undefined } {
   const byKey = new Map(objects.map((o) => [o.key, o]));
   return {
     get: async (key) => {
@@ -181,6 +183,11 @@ export function overlay(store: Pick<ObjectStore, 'get' | 'list'>, objects: reado
       const keys = new Set(await store.list(prefix));
       for (const k of byKey.keys()) if (k.startsWith(prefix)) keys.add(k);
       return [...keys].sort();
+    },
+    decoded: (key) => {
+      const o = byKey.get(key);
+      if (!o) return undefined;
+      return { key, format: 'v2', payload: o.payload, digest: o.digest, body: JSON.parse(o.payload) as Record<string, unknown>, signatures: [], binding: null };
     },
   };
 }

@@ -147,15 +147,27 @@ export function observationOf(o: DecodedObject): BreakObservation {
   return o.binding ? { ...b, manifest_key: o.binding.manifest_key, manifest_sha256: o.binding.manifest_sha256 } : b;
 }
 
+/**
+ * What a BreakStore reads: an ObjectStore, or anything that reads like one. `decoded`, when
+ * present, gives an object already decoded (a run's planned objects, break-plan.ts overlay), so
+ * that it is not encoded to bytes only to be parsed and hashed again; undefined sends the read
+ * to `get`.
+ */
+export type BreakSource = Pick<ObjectStore, 'get' | 'list'> & Partial<Pick<ObjectStore, 'putOnce' | 'location'>> & {
+  readonly decoded?: (key: string) => DecodedObject | undefined;
+};
+
 /** Reads and appends break logs in an ObjectStore (or anything that reads like one). */
 export class BreakStore {
-  constructor(private readonly store: Pick<ObjectStore, 'get' | 'list'> & Partial<Pick<ObjectStore, 'putOnce' | 'location'>>) {}
+  constructor(private readonly store: BreakSource) {}
 
   /**
    * Reads and decodes one object. Throws StoreError('corrupt_object') naming it when it is not a
    * break object (a truncated or edited file): the log cannot be replayed.
    */
   private async object(key: string): Promise<DecodedObject> {
+    const known = this.store.decoded?.(key);
+    if (known) return known;
     const body = await this.store.get(key);
     if (!body) throw new InternalError(`break store object ${key} was listed but cannot be read`);
     try { return decodeObject(key, body); } catch (e) {

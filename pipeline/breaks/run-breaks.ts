@@ -23,7 +23,7 @@ import { formatScaled, parseTimestamp } from '../contract/values.js';
 import { breakId } from './break-id.js';
 import { BREAK_KEYS, FORMATS, payloadDigest, payloadOf } from './break-objects.js';
 import { type HeadEntry, type PlannedObject } from './break-plan.js';
-import { BreakStore, type BreakEvent, type BreakLog, type WindowText } from './break-store.js';
+import { BreakStore, groupById, type BreakEvent, type BreakLog, type WindowText } from './break-store.js';
 import { REOPENABLE_STATES, type BreakState, type Disposition } from './states.js';
 import { RECONCILER, breakWindow, covers, currentCycle } from './transitions.js';
 
@@ -124,7 +124,7 @@ export interface PlanArgs {
 
 /** Plans the break objects of a run (see the module comment). Reads the store; writes nothing. */
 export async function planBreaks(store: Pick<ObjectStore, 'get' | 'list'>, args: PlanArgs): Promise<BreakPlan> {
-  const bs = new BreakStore(store);
+  const bs = new BreakStore(await listedOnce(store));
   const at = (args.now ?? new Date()).toISOString();
   const outcomes: BreakOutcome[] = [];
   const objects: PlannedObject[] = [];
@@ -145,6 +145,27 @@ export async function planBreaks(store: Pick<ObjectStore, 'get' | 'list'>, args:
 }
 
 type Difference = ResultLike['differences'][number];
+
+/**
+ * A read view of `store` whose listings under `breaks/` come from one listing of it, taken now:
+ * the plan looks at every difference's break (its events, and for a TIMING difference its
+ * observations) and at every break's head, and a listing per difference was most of the plan's
+ * time at 10^5 differences (225,000 folder reads that find nothing, for a new break). Reads of
+ * objects go to the store.
+ */
+async function listedOnce(store: Pick<ObjectStore, 'get' | 'list'>): Promise<Pick<ObjectStore, 'get' | 'list'>> {
+  const all = await store.list('breaks/');
+  const byId = groupById(all);
+  return {
+    get: (key) => store.get(key),
+    list: async (prefix) => {
+      if (prefix === 'breaks/') return [...all];
+      const id = /^breaks\/([^/]+)\//.exec(prefix)?.[1];
+      if (id === undefined) return store.list(prefix);
+      return (byId.get(id) ?? []).filter((k) => k.startsWith(prefix)).sort();
+    },
+  };
+}
 
 async function planOne(bs: BreakStore, a: PlanArgs & { at: string; control: ControlDefinition; result: ResultLike; d: Difference }): Promise<{ outcome: BreakOutcome; objects: PlannedObject[] }> {
   const { d, control } = a;

@@ -9,7 +9,7 @@
  */
 import { sha256Hex } from '../core/digest.js';
 import { NO_FAULTS, type FaultPoints } from '../core/fault.js';
-import { planKey, stagedPlan, writePlanned, type RollForward } from '../breaks/break-plan.js';
+import { planKey, stagedPlan, writePlanned, type PlannedObject, type RollForward } from '../breaks/break-plan.js';
 import type { ManifestV1 } from '../../manifests/v1/schema.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -56,7 +56,11 @@ export interface PublishedRun {
  * Idempotent, so the run itself and, after a crash, the next run call it alike. Throws
  * StoreError (`corrupt_object`, exit 2) when the staged plan does not match the manifest's digest.
  */
-export async function finishPublication(store: ObjectStore, run: PublishedRun, fault: FaultPoints = NO_FAULTS): Promise<RollForward | null> {
+export async function finishPublication(
+  store: ObjectStore, run: PublishedRun, fault: FaultPoints = NO_FAULTS,
+  /** The run's own plan, in memory: the objects whose bytes it staged and whose SHA-256 its manifest lists (recovery reads the staged plan instead). */
+  ownPlan?: readonly PlannedObject[],
+): Promise<RollForward | null> {
   const runId = run.manifest.run_id;
   const log = run.manifest.break_log;
   const heads = log ? [{ key: log.heads.key, sha256: log.heads.sha256 }] : [];
@@ -65,7 +69,8 @@ export async function finishPublication(store: ObjectStore, run: PublishedRun, f
   let rolled: RollForward | null = null;
   if (log) {
     // clearStaging removes the plan last: a plan that is gone was written in full.
-    const plan = await stagedPlan(store, runId, log.plan.sha256);
+    // The run that made the plan does not read back and parse what it staged (at 10^5 differences, seconds).
+    const plan = ownPlan ?? await stagedPlan(store, runId, log.plan.sha256);
     if (plan) rolled = await writePlanned(store, plan, { manifest_key: run.key, manifest_sha256: run.sha256 }, fault);
   }
   await clearStaging(store, runId);

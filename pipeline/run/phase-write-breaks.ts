@@ -8,15 +8,15 @@
  */
 import { finishPublication } from '../publish/staging.js';
 import { archiveRegistry } from '../signing/registry.js';
-import type { RollForward } from '../breaks/break-plan.js';
+import type { PlannedObject, RollForward } from '../breaks/break-plan.js';
 import type { RunContext } from './context.js';
 import type { Published } from './phase-publish.js';
 
 /** Finishes the run's publication; returns what was written and which planned events were superseded. */
-export async function writeBreaks(ctx: RunContext, published: Published): Promise<RollForward | null> {
+export async function writeBreaks(ctx: RunContext, published: Published, plan: readonly PlannedObject[]): Promise<RollForward | null> {
   const t0 = performance.now();
   if (ctx.req.signers) await archiveRegistry(ctx.store, ctx.req.signers);
-  const rolled = await finishPublication(ctx.store, published, ctx.fault);
+  const rolled = await finishPublication(ctx.store, published, ctx.fault, plan);
   // After the manifest, so not in its timings_ms: the log says how long the break objects took.
   const ms = Math.round(performance.now() - t0);
   ctx.logger.info(`break objects written: ${rolled?.written ?? 0} written, ${rolled?.present ?? 0} already there, outputs promoted, staging cleared, in ${ms} ms`, { phase: 'write-breaks', written: rolled?.written ?? 0, present: rolled?.present ?? 0, write_breaks_ms: ms });

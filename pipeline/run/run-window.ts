@@ -77,7 +77,7 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
     const settled = await settleBreaks(ctx, inputs, evaluated);
     const outputs = await writeRunOutputs(ctx, inputs, settled);
     const published = await publishRun(ctx, inputs, evaluated, settled, outputs);
-    const rolled = await writeBreaks(ctx, published);
+    const rolled = await writeBreaks(ctx, published, settled.plan.objects);
     const verified = landedVerifications(settled, rolled);
     ctx.logger.info(`published ${published.key} sha256 ${published.sha256}`, { phase: 'publish', manifest: published.key, status: settled.outcome.status });
     const alerts = await sendAlerts(ctx, settled, published, verified);
