@@ -318,6 +318,16 @@ describe('evidence verify checks the bag against the signed manifests', () => {
     }
   });
 
+  it('evidence pack refuses a store whose manifest was rewritten consistently (its .sha256 recomputed): the bag would vouch for it', async () => {
+    const store = copy(signed);
+    const head = manifests(store).at(-1)!;
+    rewrite(head, (doc) => { doc.reason = 'rewritten'; });
+    const r = await reckonIn(['evidence', 'pack', '--run', 'latest', '--store', store, '--out', join(tmp.dir, `bag-${n}`), '--config', config]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`manifests/${head.split('/').pop()} its signature manifests/${head.split('/').pop()}.sig does not verify it as the pipeline's`);
+    expect(existsSync(join(tmp.dir, `bag-${n}`))).toBe(false);
+  });
+
   it('a whole bag built with a registry and pipeline key of its own verifies alone, and is refused against the registry you trust', async () => {
     // Mallory's pipeline: the same sources, her own key and registry, a consistent signed store and bag.
     const dir = join(tmp.dir, 'mallory');

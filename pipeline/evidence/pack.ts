@@ -33,6 +33,7 @@ import { EVIDENCE_NAMESPACE, pipelineSign, pipelineSigner, type PipelineSigner }
 import type { SigningKey } from '../signing/signing-key.js';
 import { SignatureError } from '../core/errors.js';
 import { signatureKey } from '../publish/manifest-chain.js';
+import { SignatureWalk } from '../publish/verify-signatures.js';
 import { signatureFiles, verifyingText } from './signature-files.js';
 
 /** What to pack. */
@@ -86,13 +87,18 @@ function integrity(message: string): never {
   throw new EvidenceIntegrityError(`${message}; run 'reckon manifest verify' on the store. No bag was written.`);
 }
 
-/** Reads every manifest and checks the chain and sidecars, returning all manifests and the chain links. */
+/** Reads every manifest and checks the chain, sidecars and signatures (publish/verify-signatures.ts), returning all manifests and the chain links. */
 async function readChain(store: ObjectStore): Promise<{ manifests: StoredManifest[]; links: ChainLink[] }> {
   const manifests: StoredManifest[] = [];
   const links: ChainLink[] = [];
   let previous: string | null = null;
+  // The bag is signed with the pipeline's key: it must not vouch for a manifest whose own signature fails.
+  const unsigned: { key: string; problem: string }[] = [];
+  const signatures = new SignatureWalk(store, null, unsigned);
   for (const key of await manifestKeys(store)) {
     const m = await readStoredManifest(store, key);
+    await signatures.check(key, m.bytes, m.manifest);
+    if (unsigned.length) integrity(`${unsigned[0].key} ${unsigned[0].problem}`);
     if (m.sequence !== links.length + 1) integrity(`manifest ${key} has sequence ${m.sequence} where ${links.length + 1} was expected`);
     if (m.manifest.run_id !== m.run_id) integrity(`manifest ${key} records run ${m.manifest.run_id}`);
     if (m.manifest.chain.previous_manifest_sha256 !== previous) integrity(`manifest ${key} links to ${m.manifest.chain.previous_manifest_sha256}, not to the preceding manifest ${previous}`);
