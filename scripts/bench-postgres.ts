@@ -31,7 +31,9 @@ const DATE = BENCH_DATE;
 
 /** Result of one size: the database run, the Parquet run, the extract phase and the load into PostgreSQL. */
 export interface PostgresResult {
-  orders: number; reader: string; readers?: number; extract_s?: number; rows: number; load_into_postgres_s: number; server_version: string;
+  orders: number; reader: string; readers?: number; extract_s?: number; rows: number;
+  /** CPU seconds (user + system) the PostgreSQL server spent during the database run (its exited backends, reaped by the postmaster). */
+  server_cpu_s?: number; load_into_postgres_s: number; server_version: string;
   postgres: Omit<Timed, 'stdout' | 'stderr'> & { timings: Record<string, number> };
   parquet: Omit<Timed, 'stdout' | 'stderr'> & { timings: Record<string, number> };
   digest_equal: boolean; commit: string; measured_at: string;
@@ -45,6 +47,14 @@ function runOf(t: Timed, label: string): { digest: string; timings: Record<strin
   const db = manifest.sources.databases?.authority;
   const extract_s = db ? Math.round((Date.parse(db.finished_at) - Date.parse(db.started_at)) / 100) / 10 : undefined;
   return { digest: doc.results_digest, timings: manifest.timings_ms, rows, readers: db?.readers, extract_s };
+}
+
+/** CPU seconds of the server: the postmaster and the backends it has reaped (utime, stime, cutime, cstime). */
+function serverCpuS(dataDir: string): number {
+  const pid = readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0].trim();
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  // After the comm field: state is field 3, utime 14 … cstime 17 (1-based in proc(5)); here index 11 … 14.
+  return fields.slice(11, 15).reduce((a, v) => a + Number(v), 0) / 100;
 }
 
 async function measure(n: number): Promise<PostgresResult> {
@@ -80,7 +90,9 @@ async function measure(n: number): Promise<PostgresResult> {
     }, null, 2));
     // Both runs check every record (no delivery cache), so the ratio compares reading, not the cache.
     const run = (sources: string, env: NodeJS.ProcessEnv = {}) => timed(['bin/reckon.js', 'run', '--date', DATE, '--all', '--sources', sources, '--store', join(scratch, `store-${Math.random().toString(36).slice(2)}`), '--quiet', '--json'], { RECKON_CACHE: 'off', ...env });
+    const serverBefore = serverCpuS(pg.dataDir);
     const fromDb = run(sourcesFile, { PGPASSWORD: 'bench-only-password' });
+    const serverS = Math.round((serverCpuS(pg.dataDir) - serverBefore) * 10) / 10;
     const fromParquet = run(parquetDay);
     const db = runOf(fromDb, 'database');
     const pq = runOf(fromParquet, 'Parquet');
@@ -89,7 +101,7 @@ async function measure(n: number): Promise<PostgresResult> {
     const slim = (t: Timed, timings: Record<string, number>) => ({ wall_s: t.wall_s, cpu_s: t.cpu_s, peak_rss_mib: t.peak_rss_mib, code: t.code, timings });
     return {
       orders: n, reader, readers: db.readers, extract_s: db.extract_s, rows: db.rows, load_into_postgres_s: Math.round(loadS * 10) / 10, server_version: version,
-      postgres: slim(fromDb, db.timings), parquet: slim(fromParquet, pq.timings), digest_equal: db.digest === pq.digest,
+      server_cpu_s: serverS, postgres: slim(fromDb, db.timings), parquet: slim(fromParquet, pq.timings), digest_equal: db.digest === pq.digest,
       commit, measured_at: new Date().toISOString(),
     };
   } finally {
@@ -101,5 +113,5 @@ async function measure(n: number): Promise<PostgresResult> {
 for (const n of sizes) {
   const r = await measure(n);
   writeFileSync(join(benchDir, `result-${n}-postgres.json`), JSON.stringify(r, null, 2));
-  process.stdout.write(`${n} orders, ${r.rows} rows (${r.reader} × ${r.readers}): from PostgreSQL ${r.postgres.wall_s} s (extract ${r.extract_s} s, overlapping load ${r.postgres.timings.load_ms / 1000} s), Parquet ${r.parquet.wall_s} s: ${(r.postgres.wall_s / r.parquet.wall_s).toFixed(2)}×; same results digest: ${r.digest_equal}\n`);
+  process.stdout.write(`${n} orders, ${r.rows} rows (${r.reader} × ${r.readers}): from PostgreSQL ${r.postgres.wall_s} s (extract ${r.extract_s} s, overlapping load ${r.postgres.timings.load_ms / 1000} s), Parquet ${r.parquet.wall_s} s; CPU ${r.postgres.cpu_s} s + server ${r.server_cpu_s} s vs ${r.parquet.cpu_s} s: ${(r.postgres.wall_s / r.parquet.wall_s).toFixed(2)}×; same results digest: ${r.digest_equal}\n`);
 }

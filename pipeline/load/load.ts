@@ -26,7 +26,7 @@ import { DeliveryCache, type CacheHit, type CheckedFile, type DeliveryCacheConfi
 import { dropRelation, dropRelations, finishViewDataset, registerViewFile, resetViewTables, type ViewFile } from './views.js';
 import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from '../contract/local-time.js';
 import { notionalMinor } from '../contract/money.js';
-import { CsvShapeScan, type CsvShape } from '../sources/csv-fast.js';
+import { CsvShapeScan, type CsvShape, type WrittenFile } from '../sources/csv-fast.js';
 import { emptyFileFault, listDatasetFolder, readRegularFile, SIDE_FILE_MAX_BYTES, type DatasetFolder, type SideFile } from '../sources/files.js';
 import { datasetRoot, type DatasetFault, type DatasetRoots } from '../sources/locate.js';
 import { ident } from '../core/sql-text.js';
@@ -170,6 +170,12 @@ export interface LoadOptions {
    * loads of the same bytes under the same code and rules (default none: every file is checked).
    */
   readonly cache?: DeliveryCacheConfig;
+  /**
+   * Files the run wrote itself (database extracts), by real path, with the SHA-256, size and CSV
+   * shape computed as they were written: such a file, still of that size, is not read again to
+   * hash and scan it.
+   */
+  readonly written?: ReadonlyMap<string, WrittenFile>;
   /** Called as loading goes (for progress on stderr): see LoadProgress. */
   readonly onProgress?: (p: LoadProgress) => void;
 }
@@ -508,6 +514,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           q({ row: null, line: null, column: null, rule: r.rule, message: r.message, raw: '' });
           return;
         }
+        let known = file.format === 'csv' && !file.gzip ? options.written?.get(realPath) : undefined;
         const scan = fast && file.format === 'csv' && !file.gzip ? new CsvShapeScan() : undefined;
         // A file larger than the bound is not read at all (a compressed one is bounded as it is read).
         const onDisk = await stat(realPath).then((st) => st.size, () => undefined);
@@ -519,7 +526,8 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
         // A file that changes while it is checked must not be kept under the digest of other bytes.
         const before = cache ? await stat(realPath).catch(() => undefined) : undefined;
         try {
-          const h = await hashFile(realPath, scan && ((b) => scan.chunk(b)));
+          const h = known && known.size === onDisk ? known : await hashFile(realPath, scan && ((b) => scan.chunk(b)));
+          if (h !== known) known = undefined;
           fl.size = h.size;
           fl.sha256 = h.sha256;
         } catch (e) {
@@ -563,7 +571,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
         let viewRecords = 0;
         if (fast && stagedPath) {
           const target: FastTarget = { conn, spec, config, rawTable: table, relPath: file.relPath, stagedPath, maxRecords: limits.max_file_records };
-          const shape: CsvShape | undefined = scan?.result();
+          const shape: CsvShape | undefined = known ? known.shape : scan?.result();
           const r: FastLoad | { reason: string } = file.format === 'parquet' ? await loadParquetFast(target, viewable ? 'view' : 'insert') : await loadCsvFast(target, shape!);
           if ('events' in r && r.values) {
             const vf: ViewFile = { fid: staged, relPath: file.relPath, stagedPath, values: r.values };

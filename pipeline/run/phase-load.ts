@@ -38,7 +38,7 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   // Views over checked Parquet files for datasets without derived columns (load/views.ts).
   const onProgress = datasetProgress(ctx);
   const { loaded, controlFiles } = await timed(timings, 'load_ms', async () => {
-    const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), { datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready, cache: cacheConfig(ctx), onProgress });
+    const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), { datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready, written: located.written, cache: cacheConfig(ctx), onProgress });
     // Database extracts load while the next ones are read; every snapshot has committed here.
     await located.settled;
     // Tables in a DuckDB file: write what the load left in memory (added columns, collapsed

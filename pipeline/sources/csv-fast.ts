@@ -26,6 +26,17 @@ export interface CsvShape {
 }
 
 /**
+ * A file this run wrote itself (a database extract), with what was learned while writing it: its
+ * SHA-256, size and CSV shape. The loader takes these instead of reading the file again to hash
+ * and scan it, once the file on disk still has that size.
+ */
+export interface WrittenFile {
+  readonly sha256: string;
+  readonly size: number;
+  readonly shape: CsvShape;
+}
+
+/**
  * Incremental scan: feed every chunk of the file in order to `chunk`, then call `result`.
  * Costs a few native byte searches per chunk and one `indexOf` per line.
  */

@@ -7,7 +7,9 @@
 import { stat } from 'node:fs/promises';
 import { ConfigError } from '../core/errors.js';
 import { DEFAULT_SETTINGS, type S3Settings } from '../core/settings.js';
+import type { WrittenFile } from './csv-fast.js';
 import type { DatabaseExtract } from './postgres/extract.js';
+
 
 /** Per-object metadata from a remote source, keyed by path relative to the source root (`orders/part-1.csv`). */
 export type RemoteObjectInfo = ReadonlyMap<string, { readonly size: number; readonly etag?: string; readonly key: string; readonly sha256?: string }>;
@@ -40,6 +42,8 @@ export interface LocatedSources {
   readonly ready?: (dataset: string) => Promise<void>;
   /** Resolves when every extract has committed and `plan.databases` is complete; rejects with the extract's error. */
   readonly settled?: Promise<void>;
+  /** Files the run wrote (database extracts) by real path, with their digest, size and CSV shape. */
+  readonly written?: ReadonlyMap<string, WrittenFile>;
   /** The planner's size of each database dataset's extract (bytes), for sizing the engine before it is written. */
   readonly estimatedBytes?: ReadonlyMap<string, number>;
 }

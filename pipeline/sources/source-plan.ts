@@ -10,13 +10,14 @@
  * Datasets the file does not list come from its `default` location, or are absent (an empty
  * folder: no records, no watermark).
  */
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DATASETS } from '../contract/datasets.js';
 import type { Window } from '../contract/window.js';
 import { ConfigError } from '../core/errors.js';
 import type { FaultPoints } from '../core/fault.js';
 import type { S3Settings } from '../core/settings.js';
+import type { WrittenFile } from './csv-fast.js';
 import { checkLocalSources, locateSources, type DatasetFault, type DatasetOrigin, type LocatedSources, type RemoteObjectInfo } from './locate.js';
 import type { OpenDatabase } from './postgres/connection.js';
 import type { DatabaseExtract, DatabaseSource } from './postgres/extract.js';
@@ -189,6 +190,7 @@ async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, Datase
   // for the loader once its files are written.
   const extracts: DatabaseExtract[] = [];
   const pending = new Map<string, ReturnType<typeof deferred>>();
+  const written = new Map<string, WrittenFile>();
   const tasks = [...databases].map(async ([name, db]) => {
     const dir = join(scratch, `db-${name}`);
     const mine = databaseSources(sources, name);
@@ -198,9 +200,11 @@ async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, Datase
       pending.set(s.dataset, deferred());
     }
     try {
-      extracts.push(await (await extraction()).extractDatabase(db, mine, dir, opts.window, (x) => {
+      extracts.push(await (await extraction()).extractDatabase(db, mine, dir, opts.window, (x, file) => {
         if (x.fault) faults.set(x.dataset, [{ file: databaseLabel(name, x.dataset), ...x.fault }]);
-        pending.get(x.dataset)!.resolve();
+        // The loader matches files by real path; the dataset is ready once its file is known.
+        const known = file ? realpath(file.path).then((p) => { written.set(p, { sha256: file.sha256, size: file.size, shape: file.shape }); }, () => undefined) : Promise.resolve();
+        void known.then(() => pending.get(x.dataset)!.resolve());
       }, opts.fault));
     } catch (e) {
       for (const s of mine) pending.get(s.dataset)!.reject(e);
@@ -209,7 +213,7 @@ async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, Datase
   });
   const settled = Promise.all(tasks).then(() => { extracts.sort((a, b) => (a.name < b.name ? -1 : 1)); });
   return {
-    root: roots, location: plan.path, ...(remote.size ? { remote } : {}),
+    root: roots, location: plan.path, ...(remote.size ? { remote } : {}), written,
     plan: { file: { path: plan.path, sha256: plan.sha256 }, origins, databases: extracts, faults },
     ready: async (dataset) => pending.get(dataset)?.promise,
     settled,

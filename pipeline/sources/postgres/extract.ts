@@ -25,6 +25,7 @@ import Cursor from 'pg-cursor';
 import { datasetSpec } from '../../contract/datasets.js';
 import type { Window } from '../../contract/window.js';
 import { sha256Hex } from '../../core/digest.js';
+import { CsvShapeScan, type WrittenFile } from '../csv-fast.js';
 import { InputError } from '../../core/errors.js';
 import { NO_FAULTS, type FaultPoints } from '../../core/fault.js';
 import type { DatasetSource } from '../sources-file.js';
@@ -59,6 +60,9 @@ export interface DatasetExtract {
   readonly fault?: ExtractFault;
   readonly watermark?: { readonly query: string; readonly query_sha256: string; readonly value: string | null; readonly rows: number };
 }
+
+/** Told as each dataset is written: its extract, and the file written with its digest, size and CSV shape (none for a refused dataset). */
+export type OnDataset = (x: DatasetExtract, written?: { path: string } & WrittenFile) => void;
 
 /** One database's extract: where, which server, which snapshot, and each dataset. */
 export interface DatabaseExtract {
@@ -163,12 +167,16 @@ export async function checkDatabaseQueries(db: OpenDatabase, sources: readonly D
   return { issues, estimates };
 }
 
-/** A Transform that hashes and counts the bytes passing through. */
-function hashTap(): { tap: Transform; digest: () => { sha256: string; bytes: number } } {
+/** What a dataset's extract file holds: its rows, SHA-256, size and CSV shape (for the loader, which need not read it again). */
+type Written = { rows: number; sha256: string; bytes: number; shape: WrittenFile['shape'] };
+
+/** A Transform that hashes, counts and scans (csv-fast.ts) the bytes passing through. */
+function hashTap(): { tap: Transform; digest: () => Omit<Written, 'rows'> } {
   const hash = createHash('sha256');
+  const scan = new CsvShapeScan();
   let bytes = 0;
-  const tap = new Transform({ transform(chunk: Buffer, _enc, cb) { hash.update(chunk); bytes += chunk.length; cb(null, chunk); } });
-  return { tap, digest: () => ({ sha256: hash.digest('hex'), bytes }) };
+  const tap = new Transform({ transform(chunk: Buffer, _enc, cb) { hash.update(chunk); scan.chunk(chunk); bytes += chunk.length; cb(null, chunk); } });
+  return { tap, digest: () => ({ sha256: hash.digest('hex'), bytes, shape: scan.result() }) };
 }
 
 /** One field as PostgreSQL's COPY CSV writes it: quoted when it holds `,` `"` CR or LF, or is empty (null is nothing). */
@@ -178,15 +186,16 @@ export function csvField(v: string | null, only: boolean): string {
   return v;
 }
 
-async function copyToFile(db: Session, plan: Extract<RenderPlan, { kind: 'select' }>, file: string): Promise<{ rows: number; sha256: string; bytes: number }> {
+async function copyToFile(db: Session, plan: Extract<RenderPlan, { kind: 'select' }>, file: string): Promise<Written> {
   const { tap, digest } = hashTap();
   const stream = db.client.query(copyStreams.to(`COPY (${plan.sql}) TO STDOUT (FORMAT csv, HEADER)`));
   await pipeline(stream, tap, createWriteStream(file));
   return { rows: stream.rowCount, ...digest() };
 }
 
-async function cursorToFile(db: Session, plan: Extract<RenderPlan, { kind: 'select' }>, file: string): Promise<{ rows: number; sha256: string; bytes: number }> {
+async function cursorToFile(db: Session, plan: Extract<RenderPlan, { kind: 'select' }>, file: string): Promise<Written> {
   const hash = createHash('sha256');
+  const scan = new CsvShapeScan();
   const out = createWriteStream(file);
   let bytes = 0;
   let rows = 0;
@@ -194,6 +203,7 @@ async function cursorToFile(db: Session, plan: Extract<RenderPlan, { kind: 'sele
   const write = async (text: string) => {
     const b = Buffer.from(text, 'utf8');
     hash.update(b);
+    scan.chunk(b);
     bytes += b.length;
     if (!out.write(b)) await once(out, 'drain');
   };
@@ -211,7 +221,7 @@ async function cursorToFile(db: Session, plan: Extract<RenderPlan, { kind: 'sele
     out.end();
     await once(out, 'close');
   }
-  return { rows, sha256: hash.digest('hex'), bytes };
+  return { rows, sha256: hash.digest('hex'), bytes, shape: scan.result() };
 }
 
 /** Reads a watermark query inside the snapshot: its first column, and `complete` and `sequence` when it has them. */
@@ -244,7 +254,7 @@ function extractFailure(db: Session, dataset: string, e: unknown): InputError {
  * are read in parallel at the same point in time. Throws InputError when a connection is lost or
  * a statement fails (the caller publishes nothing).
  */
-export async function extractDatabase(db: OpenDatabase, sources: readonly DatabaseSource[], dir: string, window: Window, onDataset: (x: DatasetExtract) => void = () => undefined, fault: FaultPoints = NO_FAULTS): Promise<DatabaseExtract> {
+export async function extractDatabase(db: OpenDatabase, sources: readonly DatabaseSource[], dir: string, window: Window, onDataset: OnDataset = () => undefined, fault: FaultPoints = NO_FAULTS): Promise<DatabaseExtract> {
   const dsql = db.target.engine === 'aurora-dsql';
   const begin = dsql ? 'BEGIN READ ONLY' : 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ';
   const sessions: Session[] = [db, ...(dsql ? [] : db.helpers.slice(0, Math.max(0, sources.length - 1)))];
@@ -287,7 +297,7 @@ export async function extractDatabase(db: OpenDatabase, sources: readonly Databa
  * point `extracting` pauses every session after the first dataset is read (tests change rows
  * then). A failure stops the others from starting another dataset; it is thrown with its session.
  */
-async function readAll(sessions: readonly Session[], sources: readonly DatabaseSource[], dir: string, window: Window, doing: Map<Session, string>, onDataset: (x: DatasetExtract) => void, fault: FaultPoints): Promise<DatasetExtract[]> {
+async function readAll(sessions: readonly Session[], sources: readonly DatabaseSource[], dir: string, window: Window, doing: Map<Session, string>, onDataset: OnDataset, fault: FaultPoints): Promise<DatasetExtract[]> {
   const results: DatasetExtract[] = new Array(sources.length);
   let next = 0;
   let failed = false;
@@ -299,8 +309,9 @@ async function readAll(sessions: readonly Session[], sources: readonly DatabaseS
       const i = next++;
       doing.set(s, sources[i].dataset);
       try {
-        results[i] = await extractDataset(s, sources[i], join(dir, sources[i].dataset), window);
-        onDataset(results[i]);
+        const r = await extractDataset(s, sources[i], join(dir, sources[i].dataset), window);
+        results[i] = r.extract;
+        onDataset(r.extract, r.written);
       } catch (e) {
         failed = true;
         throw Object.assign(new Error('extract failed'), { session: s, cause: e });
@@ -315,7 +326,7 @@ async function readAll(sessions: readonly Session[], sources: readonly DatabaseS
   return results;
 }
 
-async function extractDataset(db: Session, s: DatabaseSource, folder: string, window: Window): Promise<DatasetExtract> {
+async function extractDataset(db: Session, s: DatabaseSource, folder: string, window: Window): Promise<{ extract: DatasetExtract; written?: { path: string } & WrittenFile }> {
   await mkdir(folder, { recursive: true });
   const spec = datasetSpec(s.dataset);
   const cols = await describeQuery(db, s.sourceSql);
@@ -335,9 +346,10 @@ async function extractDataset(db: Session, s: DatabaseSource, folder: string, wi
     if (w.rows > 1) fault = { column: null, rule: 'watermark_query_rows', message: `the watermark query of ${s.dataset} returned more than one row; it must return one (its first column is the watermark)` };
   }
   if (plan.kind === 'refused') {
-    return { ...base, sql: '', sql_sha256: sha256Hex(''), rows: 0, bytes: 0, content_sha256: sha256Hex(''), header: [], fault: { column: plan.column, rule: plan.rule, message: plan.message }, watermark };
+    return { extract: { ...base, sql: '', sql_sha256: sha256Hex(''), rows: 0, bytes: 0, content_sha256: sha256Hex(''), header: [], fault: { column: plan.column, rule: plan.rule, message: plan.message }, watermark } };
   }
   const file = join(folder, 'extract.csv');
   const r = db.target.reader === 'cursor' ? await cursorToFile(db, plan, file) : await copyToFile(db, plan, file);
-  return { ...base, sql: plan.sql, sql_sha256: sha256Hex(plan.sql), rows: r.rows, bytes: r.bytes, content_sha256: r.sha256, header: plan.header, watermark, ...(fault ? { fault } : {}) };
+  const extract: DatasetExtract = { ...base, sql: plan.sql, sql_sha256: sha256Hex(plan.sql), rows: r.rows, bytes: r.bytes, content_sha256: r.sha256, header: plan.header, watermark, ...(fault ? { fault } : {}) };
+  return { extract, written: { path: file, sha256: r.sha256, size: r.bytes, shape: r.shape } };
 }
