@@ -11,7 +11,7 @@ import { DATASETS } from '../contract/datasets.js';
 import type { ControlDefinition } from './definitions.js';
 import { queryEach, queryScript, runScript } from './sql-scripts.js';
 import { INLINE_TOTAL_KEYS } from '../core/settings.js';
-import { evaluateTotals, LARGE_TOTALS_TABLE, type EvaluationLimits, type LargeTotal, type Totals } from './totals.js';
+import { evaluateTotals, INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE, type EvaluationLimits, type LargeTotal, type Totals } from './totals.js';
 import { assertNoFloat, isNumericOverflow, withWideMoney } from './wide.js';
 import { evaluateRecords, DIFFERENCE_RECORDS_TABLE, RECORDS_LISTED, type DifferenceRecords } from './records.js';
 
@@ -99,10 +99,10 @@ function explainFailure(def: ControlDefinition, e: unknown): unknown {
   return e;
 }
 
-/** Drops what a failed evaluation of `def` left: its temp objects and its rows of LARGE_TOTALS_TABLE and DIFFERENCE_RECORDS_TABLE. */
+/** Drops what a failed evaluation of `def` left: its temp objects and its rows of INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE and DIFFERENCE_RECORDS_TABLE. */
 async function undoEvaluation(conn: DuckDBConnection, def: ControlDefinition): Promise<void> {
   await dropControlObjects(conn, def);
-  for (const table of [LARGE_TOTALS_TABLE, DIFFERENCE_RECORDS_TABLE]) {
+  for (const table of [INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE, DIFFERENCE_RECORDS_TABLE]) {
     const exists = await queryScript(conn, `SELECT count(*)::VARCHAR AS n FROM duckdb_tables() WHERE database_name = 'temp' AND table_name = '${table}'`);
     if (exists[0]?.n !== '0') await conn.run(`DELETE FROM ${table} WHERE control_id = '${def.control_id}'`);
   }

@@ -139,8 +139,13 @@ function typedExpr(table: string, c: OutputColumn): string {
     const guard = intDigits === 0 ? `regexp_full_match(${col}, '-?0?(\\.[0-9]{1,${d.scale}})?')` : `regexp_full_match(${col}, '${re}')`;
     // DuckDB parses text into a wide DECIMAL (p > 18) about 300 times slower than into HUGEINT
     // (measured: 11 s against 0.04 s for 700,000 totals), so integer texts go through HUGEINT,
-    // which is exact for the digits the guard lets through; texts with a fraction cast directly.
-    const exact = `CASE WHEN contains(${col}, '.') THEN CAST(${col} AS ${c.parquet}) ELSE CAST(CAST(${col} AS HUGEINT) AS ${c.parquet}) END`;
+    // which is exact for the digits the guard lets through. A text with a fraction that fits
+    // DECIMAL(18,f) (f = min(scale, 9) fraction digits, 18 − f before the point, no leading zero
+    // beyond one) is parsed into that and widened, exactly: 2.6 s against 9 ms for 60,000 values.
+    // Other fraction texts cast directly.
+    const f = Math.min(d.scale, 9);
+    const narrow = d.precision > 18 && f > 0 ? `WHEN regexp_full_match(${col}, '-?(0|[1-9][0-9]{0,${17 - f}})\\.[0-9]{1,${f}}') THEN CAST(CAST(${col} AS DECIMAL(18,${f})) AS ${c.parquet}) ` : '';
+    const exact = `CASE WHEN NOT contains(${col}, '.') THEN CAST(CAST(${col} AS HUGEINT) AS ${c.parquet}) ${narrow}ELSE CAST(${col} AS ${c.parquet}) END`;
     return `CAST(CASE WHEN ${guard} THEN ${exact} END AS ${c.parquet}) AS ${col}`;
   }
   switch (c.parquet) {

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import type { ControlResult } from '../../manifests/v1/schema.js';
-import { LARGE_TOTALS_TABLE } from '../controls/totals.js';
+import { ensureTotalsTables, INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE } from '../controls/totals.js';
 import { DIFFERENCE_RECORDS_TABLE } from '../controls/records.js';
 import { statusExitCode } from '../core/outcome.js';
 import { literal } from '../core/sql-text.js';
@@ -26,7 +26,8 @@ export async function writeRunOutputs(ctx: RunContext, inputs: LoadedInputs, set
   const outputs = await timed(ctx.timings, 'outputs_ms', async () => {
     const breakRows = await breakOutputRows(overlay(ctx.store, settled.plan.objects), { runId, config: req.config.config, controls: req.controls.all });
     const rows = { ...outputRows(ctx, settled, inputs.loaded), ...breakRows };
-    const files = await writeOutputs(inputs.conn, join(ctx.scratch, 'staging'), windowDate(req.window), runId, rows, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, { ...largeTotalRows(ctx, settled.results), difference_records: differenceRecordsQuery(runId, req.window) });
+    await ensureTotalsTables(inputs.conn);
+    const files = await writeOutputs(inputs.conn, join(ctx.scratch, 'staging'), windowDate(req.window), runId, rows, { ...OUTPUT_TABLES, ...BREAK_OUTPUT_TABLES }, { ...totalRowsQuery(ctx, settled.results), difference_records: differenceRecordsQuery(runId, req.window) });
     await stageOutputs(ctx.store, runId, files);
     return files;
   });
@@ -34,7 +35,7 @@ export async function writeRunOutputs(ctx: RunContext, inputs: LoadedInputs, set
   return outputs;
 }
 
-/** The rows of runs, control_totals, differences and quarantine (OUTPUT_TABLES), keyed by column name. */
+/** The rows of runs, differences and quarantine (OUTPUT_TABLES), keyed by column name; control_totals come from DuckDB (totalRowsQuery). */
 function outputRows(ctx: RunContext, settled: SettledResults, loaded: LoadResult): Record<string, OutputRow[]> {
   const { req, runId } = ctx;
   const span = { run_id: runId, window_start: req.window.start, window_end: req.window.end };
@@ -44,7 +45,6 @@ function outputRows(ctx: RunContext, settled: SettledResults, loaded: LoadResult
       exit_code: String(statusExitCode(r.status)), as_of: r.as_of, as_of_text: r.as_of, difference_count: String(r.differences.length),
       results_digest: settled.resultsDigest, started_at: ctx.startedAt.toISOString(),
     })),
-    control_totals: settled.results.flatMap((r) => totalRows(span, r)),
     differences: settled.results.flatMap((r) => r.differences.map((d) => ({
       ...span, control_id: r.control_id, status: r.status, kind: d.kind, key: d.key, detail: d.detail,
       record_time: d.record_time, record_time_text: d.record_time, break_id: d.break_id, disposition: d.disposition,
@@ -56,26 +56,20 @@ function outputRows(ctx: RunContext, settled: SettledResults, loaded: LoadResult
   };
 }
 
-/** The control_totals rows of one control's inline totals: a scalar total has no dim; its value goes in the text, decimal and integer columns. */
-function totalRows(span: Record<'run_id' | 'window_start' | 'window_end', string>, r: ControlResult): OutputRow[] {
-  const row = (name: string, dim: string | null, v: string): OutputRow => ({
-    ...span, control_id: r.control_id, status: r.status, total_name: name, dim, value_text: v, value_decimal: v, value_integer: v,
-  });
-  return Object.entries(r.totals).flatMap(([name, v]) => (typeof v === 'string' ? [row(name, null, v)] : Object.entries(v).map(([dim, x]) => row(name, dim, x))));
-}
-
 /**
- * The query selecting the control_totals rows of the large totals (LARGE_TOTALS_TABLE, entries
- * that never enter JavaScript), as text columns named as the table's; none when no control has one.
+ * The query selecting the control_totals rows (INLINE_TOTALS_TABLE, then the large totals of
+ * LARGE_TOTALS_TABLE, whose entries never enter JavaScript), as text columns named as the table's,
+ * in the order of the results, then by total name and dim; none when no control ran.
  */
-function largeTotalRows(ctx: RunContext, results: readonly ControlResult[]): OutputQueries {
-  const withLarge = results.filter((r) => r.large_totals);
-  if (!withLarge.length) return {};
+function totalRowsQuery(ctx: RunContext, results: readonly ControlResult[]): OutputQueries {
+  if (!results.length) return {};
   const { runId, req } = ctx;
-  const status = `CASE control_id ${withLarge.map((r) => `WHEN ${literal(r.control_id)} THEN ${literal(r.status)}`).join(' ')} END`;
+  const byControl = (f: (r: ControlResult, i: number) => string) => `CASE control_id ${results.map((r, i) => `WHEN ${literal(r.control_id)} THEN ${f(r, i)}`).join(' ')} END`;
   return {
     control_totals: `SELECT ${literal(runId)} AS run_id, ${literal(req.window.start)} AS window_start, ${literal(req.window.end)} AS window_end, control_id, `
-      + `${status} AS status, name AS total_name, dim, value AS value_text, value AS value_decimal, value AS value_integer FROM ${LARGE_TOTALS_TABLE}`,
+      + `${byControl((r) => literal(r.status))} AS status, name AS total_name, dim, value AS value_text, value AS value_decimal, value AS value_integer `
+      + `FROM (SELECT *, 0 AS part FROM ${INLINE_TOTALS_TABLE} UNION ALL SELECT *, 1 FROM ${LARGE_TOTALS_TABLE}) WHERE control_id IN (${results.map((r) => literal(r.control_id)).join(', ')}) `
+      + `ORDER BY ${byControl((_, i) => String(i))}, part, name, dim`,
   };
 }
 
