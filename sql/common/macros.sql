@@ -25,6 +25,12 @@ CREATE OR REPLACE MACRO ts_text(t) AS strftime(t, '%Y-%m-%dT%H:%M:%S.%fZ');
 -- which makes this BIGNUM (DuckDB's variable-width integer) for that control only.
 CREATE OR REPLACE MACRO minor(x) AS x::DECIMAL(38,0);
 
+-- x is a part of one of the control's difference keys (records.sql only: the pipeline sets
+-- difference_key_parts to every part of every key). A filter on a large dataset's column before
+-- its join with control_differences: DuckDB evaluates it in the scan, so the dataset's other
+-- columns (a view's _source above all) are computed only for rows that can match.
+CREATE OR REPLACE MACRO in_key_parts(x) AS list_contains(getvariable('difference_key_parts'), x);
+
 -- Signed ledger amount, credit-normal (CONTRACT §2): CREDIT +, DEBIT -.
 CREATE OR REPLACE MACRO signed_minor(direction, amount) AS CASE direction WHEN 'CREDIT' THEN amount ELSE -amount END;
 

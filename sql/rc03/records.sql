@@ -6,18 +6,18 @@
 -- POSTING_SET_UNBALANCED (key posting_set_id|currency): the set's legs in that currency, by direction.
 SELECT d.kind, d.key, lower(l.direction) AS side, 'ledger_postings' AS dataset, l._source AS source, l.posting_set_id || '|' || l.leg AS record_key
 FROM control_differences d
-JOIN ledger_postings l ON l.posting_set_id = split_part(d.key, '|', 1) AND l.currency = split_part(d.key, '|', 2)
+JOIN ledger_postings l ON l.posting_set_id = split_part(d.key, '|', 1) AND l.currency = split_part(d.key, '|', 2) AND in_key_parts(l.posting_set_id)
 WHERE d.kind = 'POSTING_SET_UNBALANCED';
 
 -- Kinds keyed by execution_id: the execution's rows in scope.
 SELECT d.kind, d.key, 'execution' AS side, 'executions' AS dataset, e._source AS source, e.execution_id AS record_key
-FROM control_differences d JOIN rc03_executions e ON e.execution_id = d.key
+FROM control_differences d JOIN rc03_executions e ON e.execution_id = d.key AND in_key_parts(e.execution_id)
 WHERE d.kind IN ('EXECUTION_WITHOUT_POSTING', 'EXECUTION_MULTIPLE_POSTINGS', 'POSTING_AMOUNT_MISMATCH');
 
 -- EXECUTION_WITHOUT_POSTING: every leg naming the execution (a reversed set and its reversal, a
 -- set that is not TRADE); none when it was never posted.
 SELECT d.kind, d.key, 'ledger' AS side, 'ledger_postings' AS dataset, l._source AS source, l.posting_set_id || '|' || l.leg AS record_key
-FROM control_differences d JOIN ledger_postings l ON l.execution_id = d.key
+FROM control_differences d JOIN ledger_postings l ON l.execution_id = d.key AND in_key_parts(l.execution_id)
 WHERE d.kind = 'EXECUTION_WITHOUT_POSTING';
 
 -- EXECUTION_MULTIPLE_POSTINGS and POSTING_AMOUNT_MISMATCH: every leg of the unreversed TRADE sets
@@ -39,7 +39,7 @@ WHERE d.kind = 'BALANCE_ROLLFORWARD_MISMATCH'
 
 SELECT d.kind, d.key, 'ledger' AS side, 'ledger_postings' AS dataset, l._source AS source, l.posting_set_id || '|' || l.leg AS record_key
 FROM control_differences d
-JOIN ledger_postings l ON l.account_id = split_part(d.key, '|', 1) AND l.currency = split_part(d.key, '|', 2)
+JOIN ledger_postings l ON l.account_id = split_part(d.key, '|', 1) AND l.currency = split_part(d.key, '|', 2) AND in_key_parts(l.account_id)
 WHERE d.kind = 'BALANCE_ROLLFORWARD_MISMATCH' AND in_window(l.effective_at);
 
 -- RESERVATION_MISMATCH (key account_id|currency): the snapshot at exactly the window end, and the

@@ -41,7 +41,7 @@ WITH unmatched AS (
     AND NOT EXISTS (SELECT 1 FROM bank_statement_lines x WHERE x.statement_id = c.statement_id AND x.reference = c.posting_set_id)
 )
 SELECT u.kind, u.key, 'ledger' AS side, 'ledger_postings' AS dataset, l._source AS source, l.posting_set_id || '|' || l.leg AS record_key
-FROM unmatched u JOIN ledger_postings l ON l.posting_set_id = u.key AND l.account_id = u.account_id AND l.currency = u.currency
+FROM unmatched u JOIN ledger_postings l ON l.posting_set_id = u.key AND l.account_id = u.account_id AND l.currency = u.currency AND in_key_parts(l.posting_set_id)
 WHERE l.effective_at >= u.period_start_utc AND l.effective_at < u.period_end_utc
 UNION ALL
 SELECT u.kind, u.key, 'statement', 'bank_statements', s._source, s.statement_id
@@ -76,5 +76,5 @@ FROM named n JOIN positions p ON p.account_id = n.account_id AND p.instrument_id
 WHERE p.as_of = getvariable('window_start')::TIMESTAMP
 UNION ALL
 SELECT DISTINCT n.kind, n.key, 'execution', 'executions', e._source, e.execution_id
-FROM named n JOIN executions e ON e.account_id = n.account_id AND e.instrument_id = n.instrument_id
+FROM named n JOIN executions e ON e.account_id = n.account_id AND e.instrument_id = n.instrument_id AND in_key_parts(e.account_id)
 WHERE e.executed_at >= getvariable('window_start')::TIMESTAMP AND e.executed_at < n.period_end_utc;

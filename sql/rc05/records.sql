@@ -13,7 +13,7 @@ FROM named n JOIN positions p ON p.account_id = n.account_id AND p.instrument_id
 WHERE p.as_of = getvariable('window_start')::TIMESTAMP
 UNION ALL
 SELECT n.kind, n.key, 'authority', 'executions', e._source, e.execution_id
-FROM named n JOIN executions e ON e.account_id = n.account_id AND e.instrument_id = n.instrument_id
+FROM named n JOIN executions e ON e.account_id = n.account_id AND e.instrument_id = n.instrument_id AND in_key_parts(e.account_id)
 WHERE in_window(e.executed_at)
 UNION ALL
 SELECT n.kind, n.key, 'projection', 'portfolio_projection', r._source, r.build_id || '|' || r.account_id || '|' || r.instrument_id || '|' || r.projection_version
