@@ -156,7 +156,7 @@ describe('the table check, statement by statement', () => {
   /** Problems of a one-file control RC92 reading executions (and, where given, more). */
   const problems = async (sql: string, reads: readonly string[] = ['executions']) => (await controlTableProblems(parser, {
     control_id: 'RC92', reads, definitionPath: 'controls/rc92/control.json', files: [{ path: 'sql/rc92/differences.sql', text: sql }],
-  }, common)).map((p) => p.replace(/^RC92: sql\/rc92\/differences\.sql statement (\d+) \(line \d+: .*?\) (?=reads|calls|creates|defines|cannot)/, '$1: '));
+  }, common)).map((p) => p.replace(/^RC92: sql\/rc92\/differences\.sql statement (\d+) \(line \d+: .*?\) (?=reads|calls|creates|defines|cannot|sets)/, '$1: '));
   const refusedDataset = (n: number, d: string, reads = 'executions') => `${n}: reads dataset ${d}; controls/rc92/control.json does not declare it (its "reads": ${reads})`;
 
   const cases: [string, string, string[], string[]?][] = [
@@ -175,6 +175,11 @@ describe('the table check, statement by statement', () => {
     ['a table that is not temporary, or not named rc92_', `CREATE TABLE rc92_kept AS SELECT 1; CREATE TEMP TABLE scratch AS SELECT 1`, [
       '1: creates non-temporary table rc92_kept: a control creates only TEMP tables and views named rc92_… (dropped after it)',
       '2: creates table scratch: a control creates only TEMP tables and views named rc92_… (dropped after it)']],
+    ['session variables named rc92_, their expression checked like a query', `SET VARIABLE rc92_ids = (SELECT list(execution_id) FROM executions); SET VARIABLE rc92_n = (SELECT count(*) FROM orders)`,
+      [refusedDataset(2, 'orders')]],
+    ['a session variable not named rc92_, and one read as a table', `SET VARIABLE window_start = (SELECT max(executed_at) FROM executions); SET VARIABLE rc92_x = 1; SELECT * FROM rc92_x`, [
+      '1: sets session variable window_start: a control sets only session variables named rc92_… (the pipeline sets the others)',
+      '3: reads rc92_x, which is neither a dataset, an object of sql/common nor a table this control created earlier']],
     ['a raw load table and a file', `SELECT * FROM executions__raw UNION ALL SELECT * FROM 'executions/part-00001.csv'`, [
       '1: reads executions/part-00001.csv, which is neither a dataset, an object of sql/common nor a table this control created earlier',
       '1: reads executions__raw, which is neither a dataset, an object of sql/common nor a table this control created earlier']],

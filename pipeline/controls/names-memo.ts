@@ -47,7 +47,7 @@ function wellFormed(v: unknown): v is MemoNames {
   if (typeof o.unreadable === 'string') return true;
   const strings = (a: unknown) => Array.isArray(a) && a.every((x) => typeof x === 'string');
   const c = o.creates as Record<string, unknown> | null | undefined;
-  const creates = c === undefined || (typeof c === 'object' && c !== null && ['TABLE', 'VIEW', 'MACRO'].includes(c.type as string)
+  const creates = c === undefined || (typeof c === 'object' && c !== null && ['TABLE', 'VIEW', 'MACRO', 'VARIABLE'].includes(c.type as string)
     && typeof c.name === 'string' && typeof c.temporary === 'boolean' && typeof c.tableMacro === 'boolean');
   return creates && strings(o.tables) && strings(o.ctes) && strings(o.tableFunctions) && strings(o.functions);
 }

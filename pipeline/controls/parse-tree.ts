@@ -4,7 +4,9 @@
  * tables, table functions, functions and CTE names it finds anywhere in that tree (subqueries in
  * any clause, CTEs, set operations, joins, lambdas). DuckDB serializes queries only; a
  * `CREATE [OR REPLACE] [TEMP] TABLE|VIEW name AS <query>` (or, in sql/common, `CREATE MACRO
- * name(args) AS [TABLE] <body>`) is split at its first top-level AS and its query serialized.
+ * name(args) AS [TABLE] <body>`) is split at its first top-level AS and its query serialized, and
+ * `SET VARIABLE name = <expression>` is read as `SELECT (<expression>)` (it creates a session
+ * variable, type VARIABLE).
  * Any other statement kind, and any table reference DuckDB serializes in a form not listed here
  * (SHOW/DESCRIBE/SUMMARIZE), is refused as unreadable rather than passed unchecked.
  */
@@ -16,9 +18,9 @@ import { blankComments, topLevelKeyword } from './sql-scripts.js';
 
 /** An object a statement creates. `name` is lower case (DuckDB compares names without case). */
 export interface CreatedObject {
-  readonly type: 'TABLE' | 'VIEW' | 'MACRO';
+  readonly type: 'TABLE' | 'VIEW' | 'MACRO' | 'VARIABLE';
   readonly name: string;
-  /** TEMP / TEMPORARY, or a `temp.` qualifier. */
+  /** TEMP / TEMPORARY, or a `temp.` qualifier (a session variable is temporary). */
   readonly temporary: boolean;
   /** A table macro (`AS TABLE …`): called in FROM, like a table function. */
   readonly tableMacro: boolean;
@@ -139,6 +141,8 @@ interface Plan { readonly query: string; readonly creates?: CreatedObject }
 
 function plan(statement: string): Plan | UnreadableStatement {
   const text = blankComments(statement).trim();
+  const set = SET_VARIABLE.exec(text);
+  if (set) return { query: `SELECT (${set[2]})`, creates: { type: 'VARIABLE', name: splitName(set[1])[0], temporary: true, tableMacro: false } };
   if (!/^CREATE\b/i.test(text)) return { query: text };
   const as = topLevelKeyword(text, 'AS');
   const head = as < 0 ? undefined : CREATE_HEAD.exec(text.slice(0, as).trim());
@@ -155,6 +159,9 @@ function plan(statement: string): Plan | UnreadableStatement {
 const NAME_PART = String.raw`(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)`;
 /** CREATE [OR REPLACE] [TEMP] TABLE|VIEW|MACRO [IF NOT EXISTS] name [(…)]: the part before the top-level AS. */
 const CREATE_HEAD = new RegExp(String.raw`^CREATE\s+(?:OR\s+REPLACE\s+)?(?:(TEMP|TEMPORARY)\s+)?(TABLE|VIEW|MACRO|FUNCTION)\s+(?:IF\s+NOT\s+EXISTS\s+)?(${NAME_PART}(?:\s*\.\s*${NAME_PART}){0,2})\s*(\([\s\S]*\))?$`, 'i');
+
+/** SET VARIABLE name = <expression>: the name and the expression. */
+const SET_VARIABLE = new RegExp(String.raw`^SET\s+VARIABLE\s+(${NAME_PART})\s*=\s*([\s\S]+)$`, 'i');
 
 /** The parts of a dotted name, unquoted and lower case. */
 function splitName(name: string): string[] {

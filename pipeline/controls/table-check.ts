@@ -7,6 +7,8 @@
  *   declares every dataset that object reads; an object's datasets are those its own statement
  *   names plus those of the shared objects it names, so `order_current` reads `orders`;
  * - a temp table or view the control created earlier in its own scripts (named `rcNN_…`);
+ *   a control may also set session variables named `rcNN_…` (`SET VARIABLE rcNN_x = …`), whose
+ *   expression is checked like a query;
  * - a table the pipeline provides to that file (records.sql: `control_differences`);
  * - a CTE of the same statement (a CTE may not take a dataset's or a shared object's name);
  * - a table function over nothing: range, generate_series, unnest.
@@ -126,6 +128,7 @@ export async function readShared(parser: SqlNames, files: readonly SqlFile[]): P
     const sorted = [...datasets].sort();
     const c = s.names.creates;
     if (c && (DATASET_NAMES.has(c.name) || /^rc[0-9]{2}_/.test(c.name))) problems.push(`${s.at} creates ${c.name}: a shared object may not take a dataset's name or a control's rcNN_ prefix`);
+    if (c?.type === 'VARIABLE') { problems.push(`${s.at} sets session variable ${c.name}: sql/common sets none (the pipeline sets the run's)`); continue; }
     if (c) objects.set(c.name, { name: c.name, type: c.type, tableMacro: c.tableMacro, file: s.file.path, datasets: sorted });
     statements.push({ file: s.file.path, text: s.text, datasets: sorted, ...(c ? { creates: c.name } : {}) });
   }
@@ -155,7 +158,7 @@ export async function controlTableProblems(parser: SqlNames, control: CheckedCon
     problems.push(...shadowingCtes(s.names, shared.objects, at));
     const visible = s.file.provided?.length ? new Set([...own, ...s.file.provided]) : own;
     problems.push(...statementProblems(control, shared, visible, s.names).map((p) => `${at} ${p}`));
-    if (s.names.creates) own.add(s.names.creates.name);
+    if (s.names.creates && s.names.creates.type !== 'VARIABLE') own.add(s.names.creates.name);
   }
   return problems;
 }
@@ -182,7 +185,9 @@ function statementProblems(control: CheckedControl, shared: SharedNames, own: Re
   for (const f of used.functions.filter((x) => shared.objects.has(x))) viaShared(f, 'calls');
   const c = names.creates;
   const prefix = `${control.control_id.toLowerCase()}_`;
-  if (c && (c.type === 'MACRO' || !c.temporary || !c.name.startsWith(prefix))) {
+  if (c?.type === 'VARIABLE' && !c.name.startsWith(prefix)) {
+    problems.push(`sets session variable ${c.name}: a control sets only session variables named ${prefix}… (the pipeline sets the others)`);
+  } else if (c && c.type !== 'VARIABLE' && (c.type === 'MACRO' || !c.temporary || !c.name.startsWith(prefix))) {
     problems.push(`creates ${c.temporary ? '' : 'non-temporary '}${c.type.toLowerCase()} ${c.name}: a control creates only TEMP tables and views named ${prefix}… (dropped after it)`);
   }
   return problems;

@@ -65,11 +65,12 @@ export async function evaluateTotals(conn: DuckDBConnection, def: ControlDefinit
   const list = largeNames.map(literal).join(', ');
   const large = largeNames.length ? await moveLargeTotals(conn, def, table, list) : {};
   const inline = largeNames.length ? ` WHERE name NOT IN (${list})` : '';
-  const rows = await queryScript(conn, `SELECT name, dim, value FROM ${table}${inline} ORDER BY name, dim`);
+  // Read by column (all text): 60,000 keyed entries at 100k orders, where row objects cost several times more.
+  const columns = (await conn.runAndReadAll(`SELECT name, dim, value FROM ${table}${inline} ORDER BY name, dim`)).getColumns() as (string | null)[][];
   await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${INLINE_TOTALS_TABLE} (control_id VARCHAR, name VARCHAR, dim VARCHAR, value VARCHAR);
     INSERT INTO ${INLINE_TOTALS_TABLE} SELECT ${literal(def.control_id)}, name, dim, coalesce(value, '0') FROM ${table}${inline};
     DROP TABLE ${table}`);
-  return { inline: totalsObject(def, rows), large };
+  return { inline: totalsObject(def, columns), large };
 }
 
 /** Runs every statement of totals.sql; the rows of its last one (a query) go into `table` as text. */
@@ -92,16 +93,17 @@ async function moveLargeTotals(conn: DuckDBConnection, def: ControlDefinition, t
   return large;
 }
 
-/** The totals object of rows (name, dim, value) sorted by name and dim; a NULL value counts as 0. */
-function totalsObject(def: ControlDefinition, rows: readonly Record<string, string | null>[]): Totals {
+/** The totals object of the columns (name, dim, value) of rows sorted by name and dim; a NULL value counts as 0. */
+function totalsObject(def: ControlDefinition, [names, dims, values]: readonly (readonly (string | null)[])[]): Totals {
   const totals: Totals = {};
-  for (const r of rows) {
-    const name = r.name!;
-    if (r.dim === null || r.dim === undefined) totals[name] = r.value ?? '0';
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    const dim = dims[i];
+    if (dim === null || dim === undefined) totals[name] = values[i] ?? '0';
     else {
       const obj = (totals[name] ??= {}) as Record<string, string>;
       invariant(typeof obj === 'object', `${def.control_id}: total ${name} is both scalar and keyed`);
-      obj[r.dim] = r.value ?? '0';
+      obj[dim] = values[i] ?? '0';
     }
   }
   return totals;
