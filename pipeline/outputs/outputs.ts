@@ -159,16 +159,36 @@ function typedExpr(table: string, c: OutputColumn): string {
 }
 
 /**
- * Appends the rows `query` selects to the staging table, by column name. Throws InternalError
- * when its columns are not exactly the table's (a missing name would otherwise read as NULL).
+ * Throws InternalError when the columns `query` selects are not exactly the table's (a missing
+ * name would otherwise read as NULL).
  */
-async function appendQuery(conn: DuckDBConnection, table: string, staging: string, cols: readonly OutputColumn[], query: string): Promise<number> {
+async function checkQueryColumns(conn: DuckDBConnection, table: string, cols: readonly OutputColumn[], query: string): Promise<void> {
   const described = (await conn.runAndReadAll(`DESCRIBE ${query}`)).getRowObjectsJson().map((r) => String(r.column_name));
   const expected = cols.map((c) => c.name);
   if ([...described].sort().join(',') !== [...expected].sort().join(',')) {
     throw new InternalError(`output ${table}: a query selects columns (${described.join(', ')}), not (${expected.join(', ')})`);
   }
-  return (await conn.run(`INSERT INTO ${staging} BY NAME ${query}`)).rowsChanged;
+}
+
+/**
+ * The relation one output table's Parquet file is copied from: a query
+ * alone is copied from directly (no staging table: control_totals' 70,000 rows at 100k orders
+ * were inserted into one only to be read once); rows, and rows followed by a query, are staged
+ * as text in the temp table `staging` (dropped by the caller).
+ */
+async function outputSource(conn: DuckDBConnection, table: string, staging: string, cols: readonly OutputColumn[], data: readonly OutputRow[], query?: string): Promise<{ from: string; staged: boolean }> {
+  if (query) await checkQueryColumns(conn, table, cols, query);
+  if (query && data.length === 0) return { from: `(${query}) q`, staged: false };
+  await conn.run(`CREATE OR REPLACE TEMP TABLE ${staging} (${cols.map((c) => `${ident(c.name)} VARCHAR`).join(', ')})`);
+  // Columnar appends: one data chunk per 2048 rows, not one call per value.
+  const app = await ChunkAppender.open(conn, staging, cols.map(() => 'VARCHAR'));
+  try {
+    for (const r of data) app.push(rowValues(table, cols, r));
+  } finally {
+    app.close();
+  }
+  if (query) await conn.run(`INSERT INTO ${staging} BY NAME ${query}`);
+  return { from: staging, staged: true };
 }
 
 /**
@@ -191,23 +211,13 @@ export async function writeOutputs(
   for (const [table, cols] of ordered) {
     assertOutputTable(table, cols);
     const staging = `out_${table}`;
-    await conn.run(`CREATE OR REPLACE TEMP TABLE ${staging} (${cols.map((c) => `${ident(c.name)} VARCHAR`).join(', ')})`);
-    // Columnar appends: one data chunk per 2048 rows, not one call per value.
-    const app = await ChunkAppender.open(conn, staging, cols.map(() => 'VARCHAR'));
-    const data = rows[table] ?? [];
-    try {
-      for (const r of data) app.push(rowValues(table, cols, r));
-    } finally {
-      app.close();
-    }
-    let count = data.length;
-    if (moreRows[table]) count += await appendQuery(conn, table, staging, cols, moreRows[table]);
+    const source = await outputSource(conn, table, staging, cols, rows[table] ?? [], moreRows[table]);
     const rel = `${table}/window_date=${windowDate}/run=${runId}/part-00000.parquet`;
     const localPath = join(stagingDir, 'outputs', ...rel.split('/'));
     await mkdir(join(localPath, '..'), { recursive: true });
     if (!/^[A-Za-z0-9_\-/.=]+$/.test(localPath)) throw new Error(`unsafe output path ${localPath}`);
-    await conn.run(`COPY (SELECT ${cols.map((c) => typedExpr(table, c)).join(', ')} FROM ${staging}) TO '${localPath}' (FORMAT parquet, COMPRESSION zstd)`);
-    await conn.run(`DROP TABLE ${staging}`);
+    const count = (await conn.run(`COPY (SELECT ${cols.map((c) => typedExpr(table, c)).join(', ')} FROM ${source.from}) TO '${localPath}' (FORMAT parquet, COMPRESSION zstd)`)).rowsChanged;
+    if (source.staged) await conn.run(`DROP TABLE ${staging}`);
     const { sha256, size } = await hashFile(localPath);
     out.push({ table, key: `outputs/${rel}`, localPath, sha256, size, rows: count });
   }
