@@ -3,10 +3,13 @@ CREATE OR REPLACE TEMP TABLE rc06_intents AS
 SELECT intent_id, min(created_at) AS created_at FROM notification_intents
 WHERE required AND in_window(created_at) GROUP BY intent_id;
 
-CREATE OR REPLACE TEMP TABLE rc06_receipts AS SELECT * FROM notification_receipts WHERE in_window(provider_time_utc);
+-- A view: its three readers (totals, NOTICE_RECEIPT_UNKNOWN_INTENT, records) each scan the receipts
+-- table with the filter for the columns they need, cheaper than copying every column once.
+CREATE OR REPLACE TEMP VIEW rc06_receipts AS SELECT * FROM notification_receipts WHERE in_window(provider_time_utc);
 
--- Receipt counts per scoped intent in ONE grouped pass over the receipts, instead of two
--- correlated subqueries per intent. Intents without a receipt count 0.
+-- Receipt counts per intent in ONE grouped pass over the receipts, instead of two correlated
+-- subqueries per intent, joined to the scoped intents (grouping every receipt costs less than
+-- semi-joining them with the scope first). Intents without a receipt count 0.
 CREATE OR REPLACE TEMP TABLE rc06_state AS
 WITH per_receipt AS (
   -- Per (intent, receipt_id) first, then per intent: plain aggregates, which DuckDB spills
@@ -14,7 +17,7 @@ WITH per_receipt AS (
   SELECT r.intent_id, r.receipt_id,
          bool_or(r.status = 'DELIVERED') AS delivered,
          count(*) FILTER (WHERE r.status IN ('FAILED', 'BOUNCED')) AS failed
-  FROM notification_receipts r SEMI JOIN rc06_intents i ON i.intent_id = r.intent_id
+  FROM notification_receipts r
   GROUP BY r.intent_id, r.receipt_id
 ), receipt_counts AS (
   SELECT intent_id, count(*) FILTER (WHERE delivered) AS delivered_receipts, sum(failed) AS failed_receipts

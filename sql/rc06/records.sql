@@ -14,5 +14,5 @@ WHERE d.kind = 'NOTICE_UNDELIVERED' OR (d.kind = 'NOTICE_DUPLICATE_RECEIPT' AND 
 
 -- NOTICE_RECEIPT_UNKNOWN_INTENT (key receipt_id): the receipt's rows in scope.
 SELECT d.kind, d.key, 'receipt' AS side, 'notification_receipts' AS dataset, r._source AS source, r.receipt_id AS record_key
-FROM control_differences d JOIN rc06_receipts r ON r.receipt_id = d.key
+FROM control_differences d JOIN rc06_receipts r ON r.receipt_id = d.key AND in_key_parts(r.receipt_id)
 WHERE d.kind = 'NOTICE_RECEIPT_UNKNOWN_INTENT';
