@@ -46,8 +46,11 @@ export const INLINE_TOTALS_TABLE = '__inline_totals';
 
 /** Creates INLINE_TOTALS_TABLE and LARGE_TOTALS_TABLE unless they exist (a run whose controls wrote none still writes control_totals). */
 export async function ensureTotalsTables(conn: DuckDBConnection): Promise<void> {
-  await conn.run([INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE].map((t) => `CREATE TEMP TABLE IF NOT EXISTS ${t} (control_id VARCHAR, name VARCHAR, dim VARCHAR, value VARCHAR)`).join(';\n'));
+  await conn.run([INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE].map(totalsTableDdl).join(';\n'));
 }
+
+/** The statement creating one of the run's totals tables unless it exists. */
+const totalsTableDdl = (table: string) => `CREATE TEMP TABLE IF NOT EXISTS ${table} (control_id VARCHAR, name VARCHAR, dim VARCHAR, value VARCHAR)`;
 
 /** A control's totals object: a scalar total is text, a keyed one maps key to text. */
 export type Totals = Record<string, string | Record<string, string>>;
@@ -67,7 +70,7 @@ export async function evaluateTotals(conn: DuckDBConnection, def: ControlDefinit
   const inline = largeNames.length ? ` WHERE name NOT IN (${list})` : '';
   // Read by column (all text): 60,000 keyed entries at 100k orders, where row objects cost several times more.
   const columns = (await conn.runAndReadAll(`SELECT name, dim, value FROM ${table}${inline} ORDER BY name, dim`)).getColumns() as (string | null)[][];
-  await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${INLINE_TOTALS_TABLE} (control_id VARCHAR, name VARCHAR, dim VARCHAR, value VARCHAR);
+  await conn.run(`${totalsTableDdl(INLINE_TOTALS_TABLE)};
     INSERT INTO ${INLINE_TOTALS_TABLE} SELECT ${literal(def.control_id)}, name, dim, coalesce(value, '0') FROM ${table}${inline};
     DROP TABLE ${table}`);
   return { inline: totalsObject(def, columns), large };
@@ -84,7 +87,7 @@ async function totalsIntoTable(conn: DuckDBConnection, def: ControlDefinition, t
 
 /** Moves the entries of the keyed totals named in `list` into LARGE_TOTALS_TABLE; returns their counts and digests. */
 async function moveLargeTotals(conn: DuckDBConnection, def: ControlDefinition, table: string, list: string): Promise<Record<string, LargeTotal>> {
-  await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${LARGE_TOTALS_TABLE} (control_id VARCHAR, name VARCHAR, dim VARCHAR, value VARCHAR)`);
+  await conn.run(totalsTableDdl(LARGE_TOTALS_TABLE));
   await conn.run(`INSERT INTO ${LARGE_TOTALS_TABLE} SELECT '${def.control_id}', name, dim, coalesce(value, '0') FROM ${table} WHERE name IN (${list})`);
   // The listing is built and hashed inside DuckDB: its entries never enter JavaScript.
   const digests = await queryScript(conn, `SELECT name, count(*)::VARCHAR AS keys, sha256(string_agg(dim || chr(9) || coalesce(value, '0'), chr(10) ORDER BY dim)) AS sha256 FROM ${table} WHERE name IN (${list}) GROUP BY name ORDER BY name`);
