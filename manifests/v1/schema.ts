@@ -77,6 +77,20 @@ export const ControlResult = z.object({
 });
 export type ControlResult = Readonly<z.infer<typeof ControlResult>>;
 
+/**
+ * Issue 20 (additive): how the run came by one control's evaluation: `now` (its SQL ran in this
+ * run) or `reused` (the products of an earlier evaluation with the same evaluation key were read
+ * from the results cache, pipeline/run/results-cache.ts); the entry's key (null: cache off) and
+ * the run whose evaluation it is; why an entry with the key was refused, if one was.
+ */
+export const EvaluationSource = z.object({
+  evaluated: z.enum(['now', 'reused']),
+  entry: Sha256.nullable(),
+  first_run: z.string(),
+  refused: z.string().optional(),
+});
+export type EvaluationSource = Readonly<z.infer<typeof EvaluationSource>>;
+
 /** A break's head: the version of its newest event and that event's payload digest (issue 17). */
 export const BreakHead = z.object({ version: z.number().int().positive(), sha256: Sha256 });
 
@@ -221,6 +235,8 @@ export const ManifestV1 = z.object({
     config: z.object({ path: z.string().nullable(), sha256: Sha256 }),
   }),
   results: z.array(ControlResult.passthrough()),
+  // Issue 20 (additive): per control id, evaluated now or reused from the results cache.
+  evaluation: z.record(z.string(), EvaluationSource).optional(),
   quarantine: z.object({ count: z.number(), listed: z.number(), entries: z.array(z.object({}).passthrough()) }),
   breaks: z.array(ManifestBreak.passthrough()),
   notes: z.array(z.string()),

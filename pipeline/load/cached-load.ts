@@ -23,7 +23,8 @@ export const FILE_TABLE = '__ld_file';
 
 const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
 
-function safe(path: string): string {
+/** A generated path in the run's scratch folder as an SQL string literal; throws for any other character. */
+export function scratchLiteral(path: string): string {
   if (!SAFE_PATH.test(path)) throw new Error(`internal: unsafe scratch path ${path}`);
   return `'${path}'`;
 }
@@ -42,7 +43,7 @@ export async function openFileTable(conn: DuckDBConnection, columnDefs: string):
 export async function closeFileTable(conn: DuckDBConnection, rawTable: string, rawEmpty: boolean, out?: string): Promise<number> {
   const n = Number((await conn.runAndReadAll(`SELECT count(*) FROM ${FILE_TABLE}`)).getRows()[0][0]);
   if (out && n > 0) {
-    await conn.run(`COPY (SELECT * EXCLUDE (_source), CAST(right(_source, 12) AS BIGINT) AS __row FROM ${FILE_TABLE}) TO ${safe(out)} (FORMAT parquet)`);
+    await conn.run(`COPY (SELECT * EXCLUDE (_source), CAST(right(_source, 12) AS BIGINT) AS __row FROM ${FILE_TABLE}) TO ${scratchLiteral(out)} (FORMAT parquet)`);
   }
   if (n > 0 && rawEmpty) {
     await conn.run(`DROP TABLE ${ident(rawTable)}`);
@@ -60,8 +61,8 @@ export async function closeFileTable(conn: DuckDBConnection, rawTable: string, r
  * records it leaves out to `rejects` (only when there are any; returns whether it wrote them).
  */
 export async function writeViewCheck(conn: DuckDBConnection, hashes: string, rejects: string, rejected: number): Promise<boolean> {
-  await conn.run(`COPY (SELECT h FROM ${CHECK_TABLE} WHERE h IS NOT NULL) TO ${safe(hashes)} (FORMAT parquet)`);
-  if (rejected > 0) await conn.run(`COPY (SELECT __row FROM ${REJECT_TABLE}) TO ${safe(rejects)} (FORMAT parquet)`);
+  await conn.run(`COPY (SELECT h FROM ${CHECK_TABLE} WHERE h IS NOT NULL) TO ${scratchLiteral(hashes)} (FORMAT parquet)`);
+  if (rejected > 0) await conn.run(`COPY (SELECT __row FROM ${REJECT_TABLE}) TO ${scratchLiteral(rejects)} (FORMAT parquet)`);
   return rejected > 0;
 }
 
@@ -71,10 +72,10 @@ export async function writeViewCheck(conn: DuckDBConnection, hashes: string, rej
  */
 export async function restoreViewCheck(conn: DuckDBConnection, hashes: string, rejects: string | undefined): Promise<void> {
   await conn.run(rejects
-    ? `CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} AS SELECT __row::BIGINT AS __row FROM read_parquet(${safe(rejects)})`
+    ? `CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} AS SELECT __row::BIGINT AS __row FROM read_parquet(${scratchLiteral(rejects)})`
     : `CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} (__row BIGINT)`);
   await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (h UBIGINT)`);
-  await conn.run(`INSERT INTO ${VIEW_HASH_TABLE} SELECT h FROM read_parquet(${safe(hashes)})`);
+  await conn.run(`INSERT INTO ${VIEW_HASH_TABLE} SELECT h FROM read_parquet(${scratchLiteral(hashes)})`);
 }
 
 /**
@@ -83,7 +84,7 @@ export async function restoreViewCheck(conn: DuckDBConnection, hashes: string, r
  */
 export async function insertCachedRows(conn: DuckDBConnection, rawTable: string, columns: readonly string[], rows: string, relPath: string): Promise<void> {
   await conn.run(
-    `INSERT INTO ${ident(rawTable)} SELECT ${columns.map(ident).join(', ')}, $1 || ':' || lpad(__row::VARCHAR, 12, '0') FROM read_parquet(${safe(rows)})`,
+    `INSERT INTO ${ident(rawTable)} SELECT ${columns.map(ident).join(', ')}, $1 || ':' || lpad(__row::VARCHAR, 12, '0') FROM read_parquet(${scratchLiteral(rows)})`,
     [relPath],
   );
 }

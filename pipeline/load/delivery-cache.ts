@@ -16,6 +16,10 @@
  *   entries/<key>/rejects.parquet  view entries: `__row` of each record the view leaves out
  *   tmp/, trash/                   entries being written or removed
  *
+ * The same code keeps entries of other kinds (`keyOf`, `lookupEntry`, `keepEntry`): the results
+ * cache (run/results-cache.ts) keeps a run's evaluated control results in a folder of this layout,
+ * their data files named with their suffix (`evaluation.json`, `inline_totals.parquet`).
+ *
  * Trust: nothing is used before it is verified. An entry's body must match its own SHA-256 and
  * key; every data file is linked into the run's scratch folder (so eviction by another run cannot
  * take it away mid-run) and hashed there against the body. An entry that fails is refused: the
@@ -112,32 +116,54 @@ export interface KeptFiles {
   readonly rejects?: string;
 }
 
-type DataName = 'rows' | 'hashes' | 'rejects';
-const DATA_NAMES: readonly DataName[] = ['rows', 'hashes', 'rejects'];
+/**
+ * An entry's data file by its name in the body: a delivery entry's `rows` is rows.parquet; a name
+ * with its own suffix (a results entry's `evaluation.json`, `inline_totals.parquet`) is the file's.
+ */
+const DATA_NAME = /^[a-z_]+(\.json|\.parquet)?$/;
+const fileOf = (name: string) => (name.includes('.') ? name : `${name}.parquet`);
 
-interface EntryBody extends CheckedFile {
+/** What every entry's body holds besides its content: layout version, key, what the key was made of, its data files. */
+interface EntryFrame {
   readonly format: number;
   readonly key: string;
   readonly key_parts: Record<string, unknown>;
-  readonly data: Partial<Record<DataName, { size: number; sha256: string }>>;
+  readonly data: Partial<Record<string, { size: number; sha256: string }>>;
 }
+
+/** A verified entry of any kind: its body and the scratch links of its data files (safe paths for SQL), by name. */
+export interface VerifiedEntry<B> {
+  readonly body: B & EntryFrame;
+  readonly links: Readonly<Record<string, string>>;
+}
+
+/** The outcome of a generic lookup: a verified entry, none, or an entry refused (with why). */
+export type EntryLookup<B> = { readonly entry: VerifiedEntry<B> } | { readonly refused: string } | undefined;
 
 /** The outcome of a lookup: a verified hit, no entry, or an entry refused (with why). */
 export type Lookup = { readonly hit: CacheHit } | { readonly refused: string } | undefined;
 
-/** The loader's own code (core, contract, sources, load as running), lockfile and reference data, by folder. */
-async function loaderDigest(memoDir: string): Promise<string> {
+/**
+ * The digest of the pipeline's code as it runs (compiled JS in a build, TypeScript under the test
+ * runner): the folders `dirs` of pipeline/ (all of it when omitted), with the reference tables and
+ * the lockfile. Per-file hashes are memoized in `memoDir` (core/tree-digest.ts).
+ */
+export async function runningCodeDigest(memoDir: string, dirs?: readonly string[]): Promise<string> {
   const pipeline = dirname(dirname(fileURLToPath(import.meta.url)));
   const code = (p: string) => (p.endsWith('.js') || p.endsWith('.ts')) && !p.endsWith('.d.ts');
   const trees = [
-    ...['core', 'contract', 'sources', 'load'].map((d) => ({ dir: join(pipeline, d), include: code })),
+    ...(dirs ?? ['']).map((d) => ({ dir: join(pipeline, d), include: code })),
     { dir: repoPath('pipeline/reference'), include: () => true },
   ];
-  const memo = join(memoDir, `loader-files-${sha256Hex(pipeline).slice(0, 16)}.json`);
+  const name = dirs ? 'loader-files' : 'pipeline-files';
+  const memo = join(memoDir, `${name}-${sha256Hex(pipeline).slice(0, 16)}.json`);
   const tree = await treeDigest(pipeline, trees, memo);
   const lock = await hashFile(repoPath('package-lock.json')).then((h) => h.sha256, () => 'none');
   return sha256Hex(`${tree}\n${lock}`);
 }
+
+/** The loader's own code (core, contract, sources, load as running), lockfile and reference data. */
+const loaderDigest = (memoDir: string) => runningCodeDigest(memoDir, ['core', 'contract', 'sources', 'load']);
 
 /**
  * The delivery cache of a run (see the module comment). Open it with `open`, ask `key` per file,
@@ -148,7 +174,12 @@ export class DeliveryCache {
   private added = 0;
   private staged = 0;
 
-  private constructor(readonly config: DeliveryCacheConfig, private readonly environment: Record<string, unknown>, private readonly scratch: string) {}
+  private constructor(
+    readonly config: DeliveryCacheConfig,
+    /** What every key is made of besides its own parts: layout, loader code, rules, currency table, DuckDB, Node, time zone data. */
+    readonly environment: Readonly<Record<string, unknown>>,
+    private readonly scratch: string,
+  ) {}
 
   /**
    * Opens the cache in `config.dir` (created when missing) for a run whose scratch links go to
@@ -170,7 +201,12 @@ export class DeliveryCache {
 
   /** The entry key of a file: SHA-256 over its parts and the run's environment (code, rules, engine). */
   key(parts: FileKeyParts): string {
-    return sha256Hex(canonicalJson({ ...this.environment, file: parts }));
+    return this.keyOf({ file: parts });
+  }
+
+  /** The entry key of any entry whose own parts are `parts` (one member naming the entry's kind: `file`, `results`). */
+  keyOf(parts: Record<string, unknown>): string {
+    return sha256Hex(canonicalJson({ ...this.environment, ...parts }));
   }
 
   private entryDir(key: string): string {
@@ -178,16 +214,22 @@ export class DeliveryCache {
   }
 
   /**
-   * Finds and verifies the entry of `key`. Returns the hit (its data files linked into the scratch
-   * folder), undefined when there is none (or it vanished while being read), or why it was refused
-   * (the refused entry is then removed).
+   * Finds and verifies the delivery entry of `key`. Returns the hit (its data files linked into the
+   * scratch folder), undefined when there is none (or it vanished while being read), or why it was
+   * refused (the refused entry is then removed).
    */
   async lookup(key: string): Promise<Lookup> {
+    const found = await this.lookupEntry<CheckedFile>(key);
+    return found && 'entry' in found ? { hit: { ...found.entry.body, ...found.entry.links } } : found;
+  }
+
+  /** `lookup` for an entry of any kind: its verified body and the scratch links of its data files. */
+  async lookupEntry<B extends object>(key: string): Promise<EntryLookup<B>> {
     const dir = this.entryDir(key);
     let text: string;
     try { text = await readFile(join(dir, 'entry.json'), 'utf8'); } catch { return undefined; }
-    const found = await this.verify(dir, key, text);
-    if (found === undefined || 'hit' in found) {
+    const found = await this.verify<B>(dir, key, text);
+    if (found === undefined || 'entry' in found) {
       if (found) {
         this.used.add(key);
         await utimes(dir, new Date(), new Date()).catch(() => undefined);
@@ -199,31 +241,32 @@ export class DeliveryCache {
   }
 
   /** Checks an entry's body (`text`) and links and hashes its data files; see `lookup`. */
-  private async verify(dir: string, key: string, text: string): Promise<Lookup> {
-    let doc: { body?: EntryBody; sha256?: string };
+  private async verify<B>(dir: string, key: string, text: string): Promise<EntryLookup<B>> {
+    let doc: { body?: B & EntryFrame; sha256?: string };
     try { doc = JSON.parse(text) as typeof doc; } catch { return { refused: 'entry.json is not JSON' }; }
     if (!doc.body || typeof doc.sha256 !== 'string') return { refused: 'entry.json has no body and digest' };
     if (sha256Hex(canonicalJson(doc.body)) !== doc.sha256) return { refused: 'entry.json does not match its own SHA-256' };
     const body = doc.body;
     if (body.format !== CACHE_FORMAT || body.key !== key) return { refused: 'entry.json belongs to another key or format' };
-    const links: Partial<Record<DataName, string>> = {};
-    for (const name of DATA_NAMES) {
-      const want = body.data?.[name];
+    const links: Record<string, string> = {};
+    for (const [name, want] of Object.entries(body.data ?? {})) {
       if (!want) continue;
-      const staged = join(this.scratch, `k${String(++this.staged).padStart(6, '0')}-${name}.parquet`);
+      if (!DATA_NAME.test(name)) return { refused: `entry.json names a data file ${JSON.stringify(name)}` };
+      const from = join(dir, fileOf(name));
+      const staged = join(this.scratch, `k${String(++this.staged).padStart(6, '0')}-${fileOf(name)}`);
       try {
-        await link(join(dir, `${name}.parquet`), staged).catch(() => copyFile(join(dir, `${name}.parquet`), staged));
+        await link(from, staged).catch(() => copyFile(from, staged));
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // evicted meanwhile: a miss
-        return { refused: `${name}.parquet cannot be read: ${(e as Error).message}` };
+        return { refused: `${fileOf(name)} cannot be read: ${(e as Error).message}` };
       }
       const got = await hashFile(staged);
       if (got.size !== want.size || got.sha256 !== want.sha256) {
-        return { refused: `${name}.parquet differs from its entry (SHA-256 ${got.sha256.slice(0, 12)}…, expected ${want.sha256.slice(0, 12)}…)` };
+        return { refused: `${fileOf(name)} differs from its entry (SHA-256 ${got.sha256.slice(0, 12)}…, expected ${want.sha256.slice(0, 12)}…)` };
       }
       links[name] = staged;
     }
-    return { hit: { ...body, ...links } };
+    return { entry: { body, links } };
   }
 
   /**
@@ -233,29 +276,40 @@ export class DeliveryCache {
    * cache is not kept.
    */
   async keep(key: string, parts: FileKeyParts, checked: CheckedFile, files: KeptFiles): Promise<void> {
+    await this.keepEntry(key, { file: parts }, checked, { ...files });
+  }
+
+  /**
+   * `keep` for an entry of any kind: `content` is its body (beside the frame), `parts` its own key
+   * parts (as given to `keyOf`), `files` its data files by name. Returns whether it was published
+   * (false: not kept, or another run published the same key first).
+   */
+  async keepEntry(key: string, parts: Record<string, unknown>, content: object, files: Readonly<Record<string, string | undefined>>): Promise<boolean> {
     const tmp = join(this.config.dir, 'tmp', `${process.pid}-${randomBytes(6).toString('hex')}`);
     try {
       await mkdir(tmp);
-      const data: EntryBody['data'] = {};
+      const data: EntryFrame['data'] = {};
       let bytes = 0;
-      for (const name of DATA_NAMES) {
-        const from = files[name];
+      for (const [name, from] of Object.entries(files)) {
         if (!from) continue;
-        const to = join(tmp, `${name}.parquet`);
+        if (!DATA_NAME.test(name)) throw new Error(`internal: data file name ${name}`);
+        const to = join(tmp, fileOf(name));
         await rename(from, to).catch(() => copyFile(from, to));
         const h = await hashFile(to);
         data[name] = { size: h.size, sha256: h.sha256 };
         bytes += h.size;
       }
-      if (bytes > this.config.maxBytes) { await rm(tmp, { recursive: true, force: true }); return; }
-      const body: EntryBody = { ...checked, format: CACHE_FORMAT, key, key_parts: { ...this.environment, file: parts }, data };
+      if (bytes > this.config.maxBytes) { await rm(tmp, { recursive: true, force: true }); return false; }
+      const body: EntryFrame = { ...content, format: CACHE_FORMAT, key, key_parts: { ...this.environment, ...parts }, data };
       await writeFile(join(tmp, 'entry.json'), JSON.stringify({ body, sha256: sha256Hex(canonicalJson(body)) }));
       // Published whole or not at all; another run may have published the same key first.
       await rename(tmp, this.entryDir(key));
       this.used.add(key);
       this.added += 1;
+      return true;
     } catch {
       await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+      return false;
     }
   }
 

@@ -4,7 +4,7 @@
  * outputs, the chain link, its leases and how it ran. The shape is manifests/v1/schema.ts's; this
  * module only decides what goes where, and is pure (the run phase gathers the parts).
  */
-import type { BreakLogRecord, ControlResult, ManifestV1, Trigger } from '../../manifests/v1/schema.js';
+import type { BreakLogRecord, ControlResult, EvaluationSource, ManifestV1, Trigger } from '../../manifests/v1/schema.js';
 import type { RunOutcome } from '../core/outcome.js';
 import type { BreakOutcome } from '../breaks/run-breaks.js';
 import type { ControlFile, CutoffMapping, DatasetLoad, QuarantineEntry } from '../load/load.js';
@@ -86,6 +86,8 @@ export interface ManifestParts {
   readonly breakLog: BreakLogRecord;
   /** Notes of the evaluation (the wide fallback, totals beyond DECIMAL(38)), after the datasets' notes. */
   readonly notes: readonly string[];
+  /** Per control, evaluated now or reused from the results cache (issue 20); absent: not recorded. */
+  readonly evaluation?: Readonly<Record<string, EvaluationSource>>;
   /** How the manifest itself is signed (issue 18): by the pipeline, or unsigned and why. */
   readonly signing: ManifestSigning;
 }
@@ -104,6 +106,7 @@ export function manifestDocument(p: ManifestParts): ManifestV1 {
     code: { version: code.version, commit: code.commit, sql: [...code.sql], control_definitions: [...code.control_definitions], config: { ...code.config } },
     fingerprints: { ...p.fingerprints },
     results: p.results.map((r) => ({ ...r })),
+    ...(p.evaluation ? { evaluation: Object.fromEntries(Object.entries(p.evaluation).map(([id, e]) => [id, { ...e }])) } : {}),
     quarantine: manifestQuarantine(sources.quarantine),
     breaks: p.breaks.map((b) => ({
       break_id: b.break_id, control_id: b.control_id, kind: b.kind, key: b.key, disposition: b.disposition,

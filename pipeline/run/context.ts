@@ -5,7 +5,7 @@
  * and `progress` change as the run goes.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { ControlResult, Trigger } from '../../manifests/v1/schema.js';
+import type { ControlResult, EvaluationSource, Trigger } from '../../manifests/v1/schema.js';
 import type { LoadedConfig } from '../config/config.js';
 import type { ControlSet } from '../controls/selection.js';
 import type { FaultPoints } from '../core/fault.js';
@@ -110,8 +110,10 @@ export interface LoadedInputs {
 export interface EvaluatedControls {
   readonly results: readonly ControlResult[];
   readonly commonSql: readonly { path: string; text: string; sha256: string }[];
-  /** Manifest notes about the evaluation: controls computed by the wide fallback, totals beyond DECIMAL(38). */
+  /** Manifest notes about the evaluation: controls computed by the wide fallback, totals beyond DECIMAL(38), the results cache. */
   readonly notes: readonly string[];
+  /** Per control, whether it was evaluated now or its earlier evaluation reused (results-cache.ts). */
+  readonly evaluation: Readonly<Record<string, EvaluationSource>>;
 }
 
 /** The run's staged break plan (breaks/break-plan.ts): its objects, the verifications, its SHA-256 and counts. */

@@ -20,24 +20,29 @@ import { checkViewFiles, type DatasetLoad } from '../load/load.js';
 import type { DatasetOrigin } from '../sources/locate.js';
 import { extractFileLabels } from '../sources/postgres/label.js';
 import { timed, type EvaluatedControls, type LoadedInputs, type RunContext } from './context.js';
+import { ResultsReuse } from './results-cache.js';
 
 /** Evaluates every selected control; records per-control timings and what DuckDB is doing in `ctx.progress`. */
 export async function evaluateControls(ctx: RunContext, inputs: LoadedInputs): Promise<EvaluatedControls> {
   const common = await loadCommonSql();
   const notes: string[] = [];
+  let reuse: ResultsReuse | undefined;
   const results = await timed(ctx.timings, 'controls_ms', async () => {
+    // An earlier evaluation with this run's evaluation key (results-cache.ts), or undefined.
+    reuse = await ResultsReuse.open(ctx, inputs, common.files);
     ctx.progress.doing = 'computing the shared tables (sql/common)';
     // Only the shared tables whose datasets this run loaded: the others would name missing tables.
-    await runCommonSql(inputs.conn, common, inputs.loaded.datasets.map((d) => d.dataset));
+    if (!reuse.hit) await runCommonSql(inputs.conn, common, inputs.loaded.datasets.map((d) => d.dataset));
     await ensureRecordsTable(inputs.conn);
     const out: ControlResult[] = [];
-    for (const def of ctx.req.controls.selected) out.push(await evaluateOne(ctx, inputs, def, notes));
+    for (const def of ctx.req.controls.selected) out.push(await evaluateOne(ctx, inputs, def, notes, reuse));
+    await reuse.finish();
     await labelExtractRecords(inputs);
     notes.push(...await wideTotalNotes(inputs.conn, out));
     await checkViewFiles(inputs.loaded);
     return out;
   });
-  return { results, commonSql: common.files, notes };
+  return { results, commonSql: common.files, notes: [...notes, ...reuse!.notes()], evaluation: reuse!.sources() };
 }
 
 /** A database extract's records name it as its quarantine entries and manifest object do (`db:<database>/<dataset>`), in DuckDB. */
@@ -53,7 +58,7 @@ function labelled(inputs: LoadedInputs, r: RecordRef): RecordRef {
   return x ? { ...r, file: x.label } : r;
 }
 
-async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDefinition, notes: string[]): Promise<ControlResult> {
+async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDefinition, notes: string[], reuse: ResultsReuse): Promise<ControlResult> {
   const { req } = ctx;
   const t0 = performance.now();
   const cfg = req.config.config.controls[def.control_id] ?? {};
@@ -61,7 +66,7 @@ async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDe
   ctx.progress.doing = `evaluating ${def.control_id}`;
   const task = (req.progress ?? silentProgress).begin('evaluate', def.control_id, ctx.logger);
   await setVariables(inputs.conn, { ...def.params, ...(cfg.params ?? {}), window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros });
-  const ev = await evaluateControl(inputs.conn, def, { inlineTotalKeys: req.settings.inlineTotalKeys }).finally(() => task.done());
+  const ev = await reuse.evaluate(def, () => evaluateControl(inputs.conn, def, { inlineTotalKeys: req.settings.inlineTotalKeys })).finally(() => task.done());
   if (ev.wide) notes.push(`${def.control_id}: a sum of minor units passed DECIMAL(38) on the fast path; its totals and differences were computed exactly with DuckDB BIGNUM (variable-width integers)`);
   const diffs = ev.differences.map((d) => ({ ...d, record_time: d.record_time_us === null ? null : formatMicros(BigInt(d.record_time_us)), timing: isTiming(ctx, def, d) }));
   const { status, quarantined, reasons } = statusOf(def, inputs.loads, req.window, ev.readiness, diffs.some((d) => !d.timing), inputs.located.plan?.origins);

@@ -15,7 +15,7 @@ import { labelDatasetLoads, labelQuarantine } from '../sources/postgres/label.js
 import { timed, type LoadedInputs, type RunContext } from './context.js';
 
 /** The delivery cache of the run's settings: its folder (by default `reckon-cache` beside the scratch folder) and bound; none when off. */
-function cacheConfig(ctx: RunContext): DeliveryCacheConfig | undefined {
+export function cacheConfig(ctx: RunContext): DeliveryCacheConfig | undefined {
   const c = ctx.req.settings.cache;
   return c.enabled ? { dir: c.dir ?? join(dirname(ctx.scratch), 'reckon-cache'), maxBytes: c.maxBytes } : undefined;
 }

@@ -1,0 +1,183 @@
+/**
+ * Issue 20: the results cache (pipeline/run/results-cache.ts). A run whose evaluation key equals
+ * an earlier run's reuses that evaluation instead of running the control SQL; everything it
+ * reports must be what evaluating would have given. Runs go through the real CLI (in process, or
+ * spawned for the concurrent pair) on a copy of the bundled sample day, with real DuckDB, real
+ * files and the published Parquet outputs read back.
+ */
+import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SAMPLE_DAY } from './fixtures/days.js';
+import { withDuck } from './helpers/duckdb.js';
+import { reckon, reckonAsync, reckonIn, scratchDir, type CliResult } from './helpers/cli.js';
+
+const tmp = scratchDir('reckon-results-cache-test-');
+const SOURCES = join(tmp.dir, 'sources');
+const CHANGED = join(tmp.dir, 'sources-changed');
+const DATE = '2026-11-02';
+
+beforeAll(() => {
+  cpSync(SAMPLE_DAY, SOURCES, { recursive: true });
+  cpSync(SAMPLE_DAY, CHANGED, { recursive: true });
+  // One input file changed: its last order's quantity (a new SHA-256, other totals).
+  const file = join(CHANGED, 'orders', 'part-00001.csv');
+  const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+  const last = lines[lines.length - 1].split(',');
+  last[7] = String(Number(last[7]) + 1);
+  lines[lines.length - 1] = last.join(',');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+});
+afterAll(() => tmp.cleanup());
+
+interface Run { cli: CliResult; manifest: any }
+let stores = 0;
+
+/** One run into a fresh store with these settings; returns the CLI result and the manifest. */
+async function run(env: Record<string, string>, extra: string[] = [], sources = SOURCES): Promise<Run> {
+  const when = extra.includes('--window') ? [] : ['--date', DATE];
+  const cli = await reckonIn(['run', ...when, '--sources', sources, '--store', join(tmp.dir, `store-${++stores}`), '--json', '--quiet', ...extra], { env });
+  expect(cli.json?.manifest, cli.stderr).toBeDefined();
+  return { cli, manifest: JSON.parse(readFileSync(cli.json.manifest.path, 'utf8')) };
+}
+
+/** `--json`'s controls without the next steps (they name the run's store). */
+const controlsJson = (r: Run) => JSON.stringify(r.cli.json.controls, (k, v: unknown) => (k === 'next' ? undefined : v));
+const evaluated = (r: Run) => new Set(Object.values(r.manifest.evaluation).map((e: any) => e.evaluated));
+
+/** The rows of the run's published outputs without what names the run (its id and start), as JSON text per table. */
+async function outputRows(r: Run): Promise<Record<string, string>> {
+  const store = r.cli.json.manifest.path.replace(/\/manifests\/[^/]+$/, '');
+  const out: Record<string, string> = {};
+  await withDuck(async (conn) => {
+    for (const o of r.manifest.outputs.filter((x: any) => ['control_totals', 'differences', 'difference_records', 'quarantine', 'runs'].includes(x.table))) {
+      const rows = (await conn.runAndReadAll(`SELECT * EXCLUDE (run_id${o.table === 'runs' ? ', started_at' : ''}) FROM read_parquet('${join(store, o.key)}', hive_partitioning = false)`)).getRowObjectsJson();
+      out[o.table] = JSON.stringify(rows);
+    }
+  });
+  return out;
+}
+
+describe('the results cache', () => {
+  const cacheDir = join(tmp.dir, 'cache');
+  const env = { RECKON_CACHE_DIR: cacheDir };
+  let off: Run;
+  let miss: Run;
+  let hit: Run;
+
+  beforeAll(async () => {
+    off = await run({ RECKON_CACHE: 'off' });
+    miss = await run(env);
+    hit = await run(env);
+  });
+
+  it('gives byte-identical results digests, totals, differences and outputs on a miss and on a hit', async () => {
+    expect(off.cli.json.results_digest).toBe('fdf7739e05ddf63f23b01bced7e0dadb3c86e4647850616ddebae256689e84f3');
+    const ids = ['RC01', 'RC02', 'RC03', 'RC04', 'RC05', 'RC06'];
+    expect(off.manifest.evaluation).toEqual(Object.fromEntries(ids.map((id) => [id, { evaluated: 'now', entry: null, first_run: off.manifest.run_id }])));
+    const entry = miss.manifest.evaluation.RC01.entry;
+    expect(entry).toMatch(/^[0-9a-f]{64}$/);
+    expect(miss.manifest.evaluation).toEqual(Object.fromEntries(ids.map((id) => [id, { evaluated: 'now', entry, first_run: miss.manifest.run_id }])));
+    expect(hit.manifest.evaluation).toEqual(Object.fromEntries(ids.map((id) => [id, { evaluated: 'reused', entry, first_run: miss.manifest.run_id }])));
+    expect(hit.manifest.notes).toContain(`delivery cache: the evaluation of ${ids.join(', ')} reused from run ${miss.manifest.run_id} (results entry ${entry}: same code, configuration, window and inputs); statuses, breaks and outputs computed by this run`);
+    const offRows = await outputRows(off);
+    expect(Object.keys(offRows).sort()).toEqual(['control_totals', 'difference_records', 'differences', 'quarantine', 'runs']);
+    for (const r of [miss, hit]) {
+      expect(r.cli.json.results_digest).toBe(off.cli.json.results_digest);
+      expect(JSON.stringify(r.manifest.results)).toBe(JSON.stringify(off.manifest.results));
+      expect(controlsJson(r)).toBe(controlsJson(off));
+      expect(r.manifest.notes.filter((n: string) => !n.startsWith('delivery cache'))).toEqual(off.manifest.notes);
+      expect(await outputRows(r)).toEqual(offRows);
+      expect(r.cli.code).toBe(off.cli.code);
+    }
+    // The hit ran no control SQL: its per-control records timing is zero.
+    expect(hit.manifest.timings_ms.control_rc03_records_ms).toBe(0);
+    expect(miss.manifest.timings_ms.control_rc03_records_ms).toBeGreaterThan(0);
+  });
+
+  it('detects an edited entry, evaluates again, reports it, and replaces the entry', async () => {
+    const entries = join(cacheDir, 'results', 'entries');
+    const [key] = readdirSync(entries);
+    const file = join(entries, key, 'difference_records.parquet');
+    const bytes = readFileSync(file);
+    bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+    writeFileSync(file, bytes);
+    const edited = await run(env);
+    expect(edited.cli.json.results_digest).toBe(off.cli.json.results_digest);
+    const why = edited.manifest.evaluation.RC01.refused as string;
+    expect(why.replace(/\(SHA-256 .*\)/, '(…)')).toBe('difference_records.parquet differs from its entry (…)');
+    expect(edited.manifest.evaluation.RC01).toEqual({ evaluated: 'now', entry: key, first_run: edited.manifest.run_id, refused: why });
+    expect(edited.manifest.notes).toContain(`delivery cache: the results entry ${key} was refused (${why}); the controls were evaluated again`);
+    expect(edited.cli.stderr).toMatch(/results cache entry [0-9a-f]{12}… refused and the controls evaluated again: difference_records.parquet differs/);
+    expect(await outputRows(edited)).toEqual(await outputRows(off));
+    // The entry was replaced by the edited run's own: the next run reuses that one.
+    const again = await run(env);
+    expect(again.manifest.evaluation.RC01).toEqual({ evaluated: 'reused', entry: key, first_run: edited.manifest.run_id });
+    expect(again.cli.json.results_digest).toBe(off.cli.json.results_digest);
+    // An edited body (evaluation.json is covered by the body's digest of its data files) is refused too.
+    const doc = JSON.parse(readFileSync(join(entries, key, 'entry.json'), 'utf8'));
+    doc.body.first_run = 'run-forged';
+    writeFileSync(join(entries, key, 'entry.json'), JSON.stringify(doc));
+    const forged = await run(env);
+    expect(forged.manifest.evaluation.RC01).toMatchObject({ evaluated: 'now', refused: 'entry.json does not match its own SHA-256' });
+    expect(forged.cli.json.results_digest).toBe(off.cli.json.results_digest);
+  });
+
+  it('misses when an input file, a control param, the rounding mode, the window or the code changes', async () => {
+    const entry = hit.manifest.evaluation.RC01.entry;
+    const changed = await run(env, [], CHANGED);
+    expect(evaluated(changed)).toEqual(new Set(['now']));
+    expect(changed.cli.json.results_digest).not.toBe(off.cli.json.results_digest);
+    const param = join(tmp.dir, 'param.json');
+    writeFileSync(param, JSON.stringify({ controls: { RC05: { params: { stale_sla_s: 301 } } } }));
+    const halfUp = join(tmp.dir, 'half-up.json');
+    writeFileSync(halfUp, JSON.stringify({ rounding_mode: 'HALF_UP' }));
+    const keys = new Set([entry, changed.manifest.evaluation.RC01.entry]);
+    for (const extra of [['--config', param], ['--config', halfUp], ['--window', '2026-11-02T00:00:00Z/2026-11-02T23:00:00Z']]) {
+      const r = await run(env, extra);
+      expect(evaluated(r), extra.join(' ')).toEqual(new Set(['now']));
+      keys.add(r.manifest.evaluation.RC01.entry);
+      // Evaluated under that change, then reused by the same run again.
+      const again = await run(env, extra);
+      expect(evaluated(again), extra.join(' ')).toEqual(new Set(['reused']));
+      expect(again.cli.json.results_digest).toBe(r.cli.json.results_digest);
+    }
+    // Other code: the CLI from dist/ (compiled JS) is not the TypeScript vitest runs, so its code digest differs.
+    const other = reckon(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, `store-${++stores}`), '--json', '--quiet'], { env });
+    const otherManifest = JSON.parse(readFileSync(other.json.manifest.path, 'utf8'));
+    expect(otherManifest.evaluation.RC01).toMatchObject({ evaluated: 'now', first_run: otherManifest.run_id });
+    expect(other.json.results_digest).toBe(off.cli.json.results_digest);
+    keys.add(otherManifest.evaluation.RC01.entry);
+    expect(keys.size).toBe(6);
+    // The unchanged run still reuses its own entry.
+    expect((await run(env)).manifest.evaluation.RC01).toMatchObject({ evaluated: 'reused', entry });
+  });
+});
+
+describe('the results cache shared by two runs at once', () => {
+  it('is not corrupted: both runs agree, and a third reuses their evaluation', async () => {
+    const cacheDir = join(tmp.dir, 'shared-cache');
+    const both = await Promise.all(['a', 'b'].map((name) => new Promise<{ code: number; out: string; err: string }>((resolve) => {
+      const child = reckonAsync(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, `store-concurrent-${name}`), '--json', '--quiet'], { env: { RECKON_CACHE_DIR: cacheDir } });
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (b) => { out += b; });
+      child.stderr!.on('data', (b) => { err += b; });
+      child.on('close', (c) => resolve({ code: c ?? -1, out, err }));
+    })));
+    const firsts = both.map((r) => { expect(r.code, r.err).toBe(1); return JSON.parse(r.out); });
+    expect(firsts[0].results_digest).toBe('fdf7739e05ddf63f23b01bced7e0dadb3c86e4647850616ddebae256689e84f3');
+    expect(firsts[1].results_digest).toBe(firsts[0].results_digest);
+    // Spawned too: the CLI from dist/ runs other code than vitest does, so it has another key.
+    const third = reckon(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, 'store-concurrent-c'), '--json', '--quiet'], { env: { RECKON_CACHE_DIR: cacheDir } });
+    expect(third.json.results_digest).toBe(firsts[0].results_digest);
+    const m = JSON.parse(readFileSync(third.json.manifest.path, 'utf8'));
+    expect(m.evaluation.RC01.evaluated).toBe('reused');
+    expect(firsts.map((f) => f.run_id)).toContain(m.evaluation.RC01.first_run);
+    // One entry, whole; nothing left half written.
+    const entries = readdirSync(join(cacheDir, 'results', 'entries'));
+    expect(entries).toEqual([m.evaluation.RC01.entry]);
+    expect(statSync(join(cacheDir, 'results', 'entries', entries[0], 'entry.json')).isFile()).toBe(true);
+    expect(readdirSync(join(cacheDir, 'results', 'tmp'))).toEqual([]);
+  });
+});
