@@ -4,8 +4,9 @@
  * but overflows when, say, two legs of one posting set hold 38-digit amounts. Then, and only then,
  * the control runs once more with every minor-units column of the datasets it reads shadowed by a
  * temporary view holding it as BIGNUM, DuckDB's variable-width integer, and `minor()` casting to
- * BIGNUM (sql/common/wide.sql): its totals and the comparisons behind its differences are exact at
- * any size. BIGNUM sums measured about 40 times slower, so the normal path never uses them.
+ * BIGNUM (sql/common/wide.sql, a TEMP macro: only the control's connection sees it): its totals
+ * and the comparisons behind its differences are exact at any size. BIGNUM sums measured about 40
+ * times slower, so the normal path never uses them.
  *
  * DuckDB turns BIGNUM combined with DECIMAL into DOUBLE without a word; the SQL never mixes them,
  * and `assertNoFloat` refuses (InternalError) any DOUBLE or FLOAT column the control created, so a
@@ -21,7 +22,6 @@ import { ident } from '../core/sql-text.js';
 import { datasetSpec, derivedColumns, SQL_TYPE } from '../contract/datasets.js';
 
 const WIDE_SQL = 'sql/common/wide.sql';
-const MACROS_SQL = 'sql/common/macros.sql';
 
 /** True when `e` is DuckDB's overflow of a DECIMAL/HUGEINT sum, addition or cast (the fallback's trigger). */
 export function isNumericOverflow(e: unknown): boolean {
@@ -61,7 +61,8 @@ export async function withWideMoney<T>(conn: DuckDBConnection, reads: readonly s
     return await fn();
   } finally {
     for (const d of shadowed) await conn.run(`DROP VIEW IF EXISTS temp.main.${ident(d)}`);
-    await conn.run(readFileSync(repoPath(MACROS_SQL), 'utf8'));
+    // wide.sql's minor() is a TEMP macro of this connection, over sql/common's.
+    await conn.run('DROP MACRO IF EXISTS temp.main.minor');
   }
 }
 

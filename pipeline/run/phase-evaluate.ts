@@ -19,6 +19,7 @@ import type { Window } from '../contract/window.js';
 import { checkViewFiles, type DatasetLoad } from '../load/load.js';
 import type { DatasetOrigin } from '../sources/locate.js';
 import { extractFileLabels } from '../sources/postgres/label.js';
+import { onControlLanes } from './control-lanes.js';
 import { timed, type EvaluatedControls, type LoadedInputs, type RunContext } from './context.js';
 import { ResultsReuse } from './results-cache.js';
 
@@ -34,8 +35,14 @@ export async function evaluateControls(ctx: RunContext, inputs: LoadedInputs): P
     // Only the shared tables whose datasets this run loaded: the others would name missing tables.
     if (!reuse.hit) await runCommonSql(inputs.conn, common, inputs.loaded.datasets.map((d) => d.dataset));
     await ensureRecordsTable(inputs.conn);
-    const out: ControlResult[] = [];
-    for (const def of ctx.req.controls.selected) out.push(await evaluateOne(ctx, inputs, def, notes, reuse));
+    // Two connections on a small day (control-lanes.ts); results, and their notes, in the selection's order.
+    const evaluated = await onControlLanes(inputs.engine, inputs.conn, ctx.req.controls.selected, async (def, conn) => {
+      const own: string[] = [];
+      return { result: await evaluateOne(ctx, inputs, conn, def, own, reuse!), notes: own };
+    });
+    const out = evaluated.map((e) => e.result);
+    notes.push(...evaluated.flatMap((e) => e.notes));
+    // The lanes' rows are in the run's connection now: kept from there.
     await reuse.finish();
     await labelExtractRecords(inputs);
     notes.push(...await wideTotalNotes(inputs.conn, out));
@@ -58,15 +65,15 @@ function labelled(inputs: LoadedInputs, r: RecordRef): RecordRef {
   return x ? { ...r, file: x.label } : r;
 }
 
-async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, def: ControlDefinition, notes: string[], reuse: ResultsReuse): Promise<ControlResult> {
+async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, conn: DuckDBConnection, def: ControlDefinition, notes: string[], reuse: ResultsReuse): Promise<ControlResult> {
   const { req } = ctx;
   const t0 = performance.now();
   const cfg = req.config.config.controls[def.control_id] ?? {};
   const asOfMicros = asOf(def, inputs.loads);
   ctx.progress.doing = `evaluating ${def.control_id}`;
   const task = (req.progress ?? silentProgress).begin('evaluate', def.control_id, ctx.logger);
-  await setVariables(inputs.conn, { ...def.params, ...(cfg.params ?? {}), window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros });
-  const ev = await reuse.evaluate(def, () => evaluateControl(inputs.conn, def, { inlineTotalKeys: req.settings.inlineTotalKeys })).finally(() => task.done());
+  await setVariables(conn, { ...def.params, ...(cfg.params ?? {}), window_start: req.window.startMicros, window_end: req.window.endMicros, as_of: asOfMicros });
+  const ev = await reuse.evaluate(def, () => evaluateControl(conn, def, { inlineTotalKeys: req.settings.inlineTotalKeys })).finally(() => task.done());
   if (ev.wide) notes.push(`${def.control_id}: a sum of minor units passed DECIMAL(38) on the fast path; its totals and differences were computed exactly with DuckDB BIGNUM (variable-width integers)`);
   const diffs = ev.differences.map((d) => ({ ...d, record_time: d.record_time_us === null ? null : formatMicros(BigInt(d.record_time_us)), timing: isTiming(ctx, def, d) }));
   const { status, quarantined, reasons } = statusOf(def, inputs.loads, req.window, ev.readiness, diffs.some((d) => !d.timing), inputs.located.plan?.origins);

@@ -4,6 +4,7 @@
 -- variable-width integer, exact at any size). Sums, additions, negations and comparisons of
 -- BIGNUM are exact; a BIGNUM never meets a DECIMAL in one expression here (DuckDB would turn the
 -- pair into DOUBLE), and the pipeline refuses any DOUBLE column a control creates in this mode.
--- About 40 times slower than DECIMAL sums, so it is never the normal path. Undone by running
--- sql/common/macros.sql again.
-CREATE OR REPLACE MACRO minor(x) AS x::BIGNUM;
+-- About 40 times slower than DECIMAL sums, so it is never the normal path. TEMP: it shadows
+-- sql/common/macros.sql's minor() on the control's own connection only (another control may be
+-- running on a second one); undone by dropping it.
+CREATE OR REPLACE TEMP MACRO minor(x) AS x::BIGNUM;

@@ -1,0 +1,60 @@
+/**
+ * The DuckDB connections the controls are evaluated on (docs/performance.md "Sample day"). A run
+ * awaits its statements one after another, and on a small day each is a few milliseconds of
+ * planning and execution on one DuckDB thread: a second connection of the same instance lets a
+ * second control's statements run meanwhile, on the second core. A large day (DuckDB on two
+ * threads already) keeps the one connection, and with it the memory of one control at a time.
+ *
+ * The loaded datasets and sql/common's tables and macros live in the main catalog, which both
+ * connections see. What a control creates is TEMP (its `rcNN_…` objects, the run's totals and
+ * records tables) and its session variables, and those belong to one connection: each control
+ * runs wholly on one lane, and when the lanes are done the second connection's rows of the run's
+ * tables are moved into the first's, which the later phases read (every reader orders its rows).
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { ensureRecordsTable, DIFFERENCE_RECORDS_TABLE } from '../controls/records.js';
+import { ensureTotalsTables, INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE } from '../controls/totals.js';
+import { mapOnLanes } from '../core/lanes.js';
+import type { Engine } from '../load/engine.js';
+
+/** Connections the controls of a small day (DuckDB on one thread) are evaluated on. */
+export const SMALL_DAY_LANES = 2;
+
+/** The run's temp tables a control adds rows to, moved from a second lane into the first. */
+const RUN_TABLES = [INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE, DIFFERENCE_RECORDS_TABLE] as const;
+
+/**
+ * Runs `fn` on every item (the selected controls) on the lanes of `engine` (the run's connection
+ * `conn` alone on a large day; SMALL_DAY_LANES connections, the others UTC like the run's, when
+ * DuckDB runs on one thread), each item wholly on one connection; returns the results in the
+ * items' order (core/lanes.ts). The other lanes' rows of the run's tables are then in `conn`'s,
+ * and the other connections closed. Throws what `fn` throws for the first failed item.
+ */
+export async function onControlLanes<T, R>(engine: Engine, conn: DuckDBConnection, items: readonly T[], fn: (item: T, conn: DuckDBConnection) => Promise<R>): Promise<R[]> {
+  const extra: DuckDBConnection[] = [];
+  try {
+    for (let i = 1; engine.threads === 1 && i < Math.min(SMALL_DAY_LANES, items.length); i++) {
+      const c = await engine.instance.connect();
+      extra.push(c);
+      await c.run(`SET TimeZone = 'UTC'`);
+    }
+    const results = await mapOnLanes(items, [conn, ...extra], fn);
+    await mergeLanes(conn, extra);
+    return results;
+  } finally {
+    for (const c of extra) c.closeSync();
+  }
+}
+
+/** Moves the rows of RUN_TABLES from each of `others` into `first`, through a main-catalog table both see. */
+async function mergeLanes(first: DuckDBConnection, others: readonly DuckDBConnection[]): Promise<void> {
+  if (!others.length) return;
+  await ensureTotalsTables(first);
+  await ensureRecordsTable(first);
+  for (const c of others) {
+    await ensureTotalsTables(c);
+    await ensureRecordsTable(c);
+    await c.run(RUN_TABLES.map((t) => `CREATE OR REPLACE TABLE ${t}_lane AS SELECT * FROM temp.main.${t}`).join(';\n'));
+    await first.run(RUN_TABLES.map((t) => `INSERT INTO temp.main.${t} SELECT * FROM ${t}_lane; DROP TABLE ${t}_lane`).join(';\n'));
+  }
+}
