@@ -7,7 +7,7 @@
  * triggers and break states are the enums below, and a control's result (ControlResult, with its
  * ReportedDifferences) is the type these schemas infer; the run builds exactly these.
  */
-import { z } from 'zod';
+import { z } from '../../pipeline/core/zod.js';
 import { ManifestVersionError } from '../../pipeline/core/errors.js';
 
 /** The manifest version this schema reads and writes. */

@@ -4,7 +4,7 @@
  * or not sent because alerts were off or only a dry run). It holds no secret: routes appear by
  * name, format and scheme-and-host target only. `reckon runs` shows it beside each run.
  */
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { canonicalJson } from '../core/canonical.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { AlertMode, Delivery, DeliveryStatus } from './deliver.js';

@@ -9,7 +9,7 @@
  * `backoff_base_ms` and `backoff_cap_ms`, `timeout_ms` per request, `deadline_ms` for all of a
  * run's alerts, at most `max_per_route` alerts per route and run (the rest in one summary alert).
  */
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { ROUTE_NAME } from '../controls/definitions.js';
 
 /** The ready formats of a route. */

@@ -28,7 +28,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { ConfigError } from '../core/errors.js';
 import { ROUNDING_MODES } from '../contract/money.js';
 import { OwnershipFields, ROUTE_NAME, RunbookSchema, type ControlDefinition } from '../controls/definitions.js';

@@ -18,7 +18,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { sha256Hex } from '../core/digest.js';
 import { InternalError, invariant } from '../core/errors.js';
 import { REPO_ROOT, repoPath } from '../core/paths.js';

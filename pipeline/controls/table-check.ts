@@ -95,8 +95,8 @@ function usedNames(n: StatementNames): { tables: readonly string[]; tableFunctio
 }
 
 /** Problems of CTE names that would hide a dataset or a shared object. */
-function shadowingCtes(n: StatementNames, shared: ReadonlyMap<string, SharedObject>, at: string): string[] {
-  return n.ctes.filter((c) => DATASET_NAMES.has(c) || shared.has(c)).map((c) => `${at} defines a CTE named ${c}, the name of a ${DATASET_NAMES.has(c) ? 'dataset' : 'shared object of sql/common'}: rename it`);
+function shadowingCtes(n: StatementNames, shared: ReadonlyMap<string, SharedObject>, at: () => string): string[] {
+  return n.ctes.filter((c) => DATASET_NAMES.has(c) || shared.has(c)).map((c) => `${at()} defines a CTE named ${c}, the name of a ${DATASET_NAMES.has(c) ? 'dataset' : 'shared object of sql/common'}: rename it`);
 }
 
 /**
@@ -110,7 +110,7 @@ export async function readShared(parser: SqlNames, files: readonly SqlFile[]): P
   const problems: string[] = [];
   for (const s of await statementsOf(parser, files)) {
     if (!s.names) { problems.push(`${s.at} cannot be checked: ${s.unreadable}`); continue; }
-    problems.push(...shadowingCtes(s.names, objects, s.at));
+    problems.push(...shadowingCtes(s.names, objects, () => s.at));
     const used = usedNames(s.names);
     const datasets = new Set<string>();
     const take = (name: string, asTable: boolean) => {
@@ -153,11 +153,12 @@ export async function controlTableProblems(parser: SqlNames, control: CheckedCon
   const own = new Set<string>();
   const problems: string[] = [];
   for (const s of await statementsOf(parser, control.files)) {
-    const at = `${control.control_id}: ${s.at}`;
-    if (!s.names) { problems.push(`${at} cannot be checked: ${s.unreadable}`); continue; }
+    // Located only for a message: most statements have no problem.
+    const at = () => `${control.control_id}: ${s.at}`;
+    if (!s.names) { problems.push(`${at()} cannot be checked: ${s.unreadable}`); continue; }
     problems.push(...shadowingCtes(s.names, shared.objects, at));
     const visible = s.file.provided?.length ? new Set([...own, ...s.file.provided]) : own;
-    problems.push(...statementProblems(control, shared, visible, s.names).map((p) => `${at} ${p}`));
+    problems.push(...statementProblems(control, shared, visible, s.names).map((p) => `${at()} ${p}`));
     if (s.names.creates && s.names.creates.type !== 'VARIABLE') own.add(s.names.creates.name);
   }
   return problems;

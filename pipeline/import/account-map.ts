@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { ConfigError } from '../core/errors.js';
 import { ianaZone } from '../contract/local-time.js';
 import { parseCutoff, parseId } from '../contract/values.js';

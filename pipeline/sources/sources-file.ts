@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { z } from 'zod';
+import { z } from '../core/zod.js';
 import { DATASETS } from '../contract/datasets.js';
 import { ConfigError } from '../core/errors.js';
 
