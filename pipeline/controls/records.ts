@@ -76,9 +76,11 @@ const CONTROL_RECORDS = '__records_control';
 /** The map key of a difference. Kinds are `[A-Z_]+`, so the NUL never collides. */
 export const differenceKey = (kind: string, key: string) => `${kind}\u0000${key}`;
 
+const RECORDS_TABLE_DDL = `CREATE TEMP TABLE IF NOT EXISTS ${DIFFERENCE_RECORDS_TABLE} (control_id VARCHAR, kind VARCHAR, key VARCHAR, side VARCHAR, dataset VARCHAR, file VARCHAR, record_number BIGINT, record_key VARCHAR)`;
+
 /** Creates DIFFERENCE_RECORDS_TABLE unless it exists (a run with no records still writes an empty output). */
 export async function ensureRecordsTable(conn: DuckDBConnection): Promise<void> {
-  await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${DIFFERENCE_RECORDS_TABLE} (control_id VARCHAR, kind VARCHAR, key VARCHAR, side VARCHAR, dataset VARCHAR, file VARCHAR, record_number BIGINT, record_key VARCHAR)`);
+  await conn.run(RECORDS_TABLE_DDL);
 }
 
 /**
@@ -92,8 +94,7 @@ export async function evaluateRecords(
   conn: DuckDBConnection, script: RecordsScript, differences: readonly { kind: string; key: string }[], listed = RECORDS_LISTED,
 ): Promise<Map<string, DifferenceRecords>> {
   const file = script.path;
-  await ensureRecordsTable(conn);
-  await conn.run(`CREATE OR REPLACE TEMP TABLE ${CONTROL_DIFFERENCES_TABLE} (kind VARCHAR, key VARCHAR)`);
+  await conn.run(`${RECORDS_TABLE_DDL};\n    CREATE OR REPLACE TEMP TABLE ${CONTROL_DIFFERENCES_TABLE} (kind VARCHAR, key VARCHAR)`);
   const app = await ChunkAppender.open(conn, CONTROL_DIFFERENCES_TABLE, ['VARCHAR', 'VARCHAR']);
   try {
     for (const d of differences) app.push([d.kind, d.key]);
@@ -109,10 +110,11 @@ export async function evaluateRecords(
     await runQueries(conn, script.sql, file);
     const problems = await queryScript(conn, problemsSql(script.reads));
     if (problems.length) throw new InternalError(`${file}: ${problems.map((p) => p.problem).join('; ')}`);
-    await conn.run(`CREATE OR REPLACE TEMP TABLE ${CONTROL_RECORDS} AS SELECT DISTINCT ${literal(script.control_id)} AS control_id, kind, key, side, dataset,
-      substr(source, 1, length(source) - 13) AS file, CAST(right(source, 12) AS BIGINT) AS record_number, record_key FROM ${FOUND}`);
-    const rows = await queryScript(conn, listingSql(listed));
-    await conn.run(`INSERT INTO ${DIFFERENCE_RECORDS_TABLE} SELECT * FROM ${CONTROL_RECORDS}`);
+    // The control's distinct records, added to the run's, then listed: one call.
+    const rows = await queryScript(conn, `CREATE OR REPLACE TEMP TABLE ${CONTROL_RECORDS} AS SELECT DISTINCT ${literal(script.control_id)} AS control_id, kind, key, side, dataset,
+      substr(source, 1, length(source) - 13) AS file, CAST(right(source, 12) AS BIGINT) AS record_number, record_key FROM ${FOUND};
+      INSERT INTO ${DIFFERENCE_RECORDS_TABLE} SELECT * FROM ${CONTROL_RECORDS};
+      ${listingSql(listed)}`);
     return listingOf(rows, listed);
   } finally {
     await conn.run([FOUND, CONTROL_RECORDS, CONTROL_DIFFERENCES_TABLE].map((t) => `DROP TABLE IF EXISTS ${t}`).join('; '));
