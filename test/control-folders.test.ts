@@ -135,7 +135,7 @@ describe('the shared objects of sql/common', () => {
   it('each reads the datasets its own statement names, and those of the shared objects it names', () => {
     expect(Object.fromEntries([...common.objects.values()].map((o) => [o.name, [o.type, o.datasets]]))).toEqual({
       dec_text: ['MACRO', []], in_window: ['MACRO', []], age_us: ['MACRO', []], us_text: ['MACRO', []], ts_text: ['MACRO', []],
-      in_key_parts: ['MACRO', []], signed_minor: ['MACRO', []], signed_side: ['MACRO', []], minor: ['MACRO', []],
+      short_list: ['MACRO', []], in_short_list: ['MACRO', []], in_key_parts: ['MACRO', []], signed_minor: ['MACRO', []], signed_side: ['MACRO', []], minor: ['MACRO', []],
       order_versions: ['TABLE', ['orders']], order_version_conflicts: ['TABLE', ['orders']],
       order_acceptance: ['TABLE', ['orders']], order_current: ['TABLE', ['orders']],
     });

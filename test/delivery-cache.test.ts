@@ -54,7 +54,7 @@ function reading(m: any) {
   const datasets = Object.fromEntries(Object.entries(m.sources.datasets).map(([k, d]: [string, any]) => [k, {
     ...d, objects: d.objects.map(({ checked: _c, cache_refused: _r, ...o }: any) => o),
   }]));
-  return { datasets, quarantine: m.quarantine, cutoff_mappings: m.cutoff_mappings, notes: m.notes.filter((n: string) => !n.startsWith('delivery cache')), results: m.results };
+  return { datasets, quarantine: m.quarantine, cutoff_mappings: m.cutoff_mappings, notes: m.notes.filter((n: string) => !/^(delivery|results) cache/.test(n)), results: m.results };
 }
 
 describe('the delivery cache', () => {

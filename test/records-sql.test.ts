@@ -6,8 +6,11 @@
  * InternalError naming the file. And the table check: records.sql reads only declared datasets,
  * its control's own objects and `control_differences`, which no other file may read.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InternalError } from '../pipeline/core/errors.js';
+import { REPO_ROOT } from '../pipeline/core/paths.js';
 import { CONTROL_DIFFERENCES_TABLE, DIFFERENCE_RECORDS_TABLE, differenceKey, evaluateRecords } from '../pipeline/controls/records.js';
 import { loadCommonSql } from '../pipeline/controls/common-sql.js';
 import { loadControls } from '../pipeline/controls/definitions.js';
@@ -16,6 +19,8 @@ import { controlTableProblems } from '../pipeline/controls/table-check.js';
 import { fileDuck } from './helpers/duckdb.js';
 
 const duck = fileDuck({ threads: 1 }, async (conn) => {
+  // sql/common's macros, which a run creates before any control (records.ts uses short_list).
+  await conn.run(readFileSync(join(REPO_ROOT, 'sql', 'common', 'macros.sql'), 'utf8'));
   await conn.run(`CREATE TABLE executions AS SELECT * FROM (VALUES
     ('E1', 'V|1', 'executions/a.csv:000000000001'), ('E2', 'V|1', 'executions/a.csv:000000000010'), ('E3', 'V|1', 'executions/b.csv:000000000002')) t(execution_id, vkey, _source)`);
   await conn.run(`CREATE TABLE venue_fills AS SELECT * FROM (VALUES ('V|1', 'venue_fills/x.csv:000000000007')) t(vkey, _source)`);
@@ -75,6 +80,23 @@ describe('evaluateRecords', () => {
     }
     const none = (await duck.conn.runAndReadAll(`SELECT count(*)::INT AS n FROM ${DIFFERENCE_RECORDS_TABLE}`)).getRowObjectsJson();
     expect(none).toEqual([{ n: 0 }]);
+  });
+
+  it('filters the scan by the key parts while there are at most 32, and beyond passes every row to the join (same records)', async () => {
+    const byParts = `SELECT d.kind, d.key, 'internal' AS side, 'executions' AS dataset, e._source AS source, e.execution_id AS record_key
+      FROM control_differences d JOIN executions e ON e.execution_id = d.key AND in_key_parts(e.execution_id)`;
+    const listed = async (n: number) => {
+      const diffs = Array.from({ length: n }, (_, i) => ({ kind: 'EXECUTION_UNKNOWN_ORDER', key: `E${i + 1}` }));
+      const got = await evaluateRecords(duck.conn, script(byParts, ['executions']), diffs, 4);
+      const parts = (await duck.conn.runAndReadAll(`SELECT getvariable('difference_key_parts') IS NULL AS unlisted`)).getRowObjectsJson();
+      return { unlisted: parts[0].unlisted, records: Object.fromEntries([...got].map(([k, r]) => [k, r.listed.map((x) => `${x.file}:${x.record_number}`)])) };
+    };
+    const records = { [differenceKey('EXECUTION_UNKNOWN_ORDER', 'E1')]: ['executions/a.csv:1'], [differenceKey('EXECUTION_UNKNOWN_ORDER', 'E2')]: ['executions/a.csv:10'], [differenceKey('EXECUTION_UNKNOWN_ORDER', 'E3')]: ['executions/b.csv:2'] };
+    expect(await listed(32)).toEqual({ unlisted: false, records });
+    expect(await listed(33)).toEqual({ unlisted: true, records });
+    const lists = (await duck.conn.runAndReadAll(`SELECT in_short_list(short_list(['a', 'b']), 'c') AS short_miss, in_short_list(short_list(['a', 'b']), 'a') AS short_hit,
+      in_short_list(short_list(range(33)::VARCHAR[]), 'c') AS long_any, in_short_list(short_list([]::VARCHAR[]), 'a') AS empty_none`)).getRowObjectsJson();
+    expect(lists).toEqual([{ short_miss: false, short_hit: true, long_any: true, empty_none: false }]);
   });
 
   it('refuses a script without a query and a query with other columns', async () => {

@@ -79,14 +79,14 @@ describe('the results cache', () => {
     expect(entry).toMatch(/^[0-9a-f]{64}$/);
     expect(miss.manifest.evaluation).toEqual(Object.fromEntries(ids.map((id) => [id, { evaluated: 'now', entry, first_run: miss.manifest.run_id }])));
     expect(hit.manifest.evaluation).toEqual(Object.fromEntries(ids.map((id) => [id, { evaluated: 'reused', entry, first_run: miss.manifest.run_id }])));
-    expect(hit.manifest.notes).toContain(`delivery cache: the evaluation of ${ids.join(', ')} reused from run ${miss.manifest.run_id} (results entry ${entry}: same code, configuration, window and inputs); statuses, breaks and outputs computed by this run`);
+    expect(hit.manifest.notes).toContain(`results cache: the evaluation of ${ids.join(', ')} reused from run ${miss.manifest.run_id} (results entry ${entry}: same code, configuration, window and inputs); statuses, breaks and outputs computed by this run`);
     const offRows = await outputRows(off);
     expect(Object.keys(offRows).sort()).toEqual(['control_totals', 'difference_records', 'differences', 'quarantine', 'runs']);
     for (const r of [miss, hit]) {
       expect(r.cli.json.results_digest).toBe(off.cli.json.results_digest);
       expect(JSON.stringify(r.manifest.results)).toBe(JSON.stringify(off.manifest.results));
       expect(controlsJson(r)).toBe(controlsJson(off));
-      expect(r.manifest.notes.filter((n: string) => !n.startsWith('delivery cache'))).toEqual(off.manifest.notes);
+      expect(r.manifest.notes.filter((n: string) => !/^(delivery|results) cache/.test(n))).toEqual(off.manifest.notes);
       expect(await outputRows(r)).toEqual(offRows);
       expect(r.cli.code).toBe(off.cli.code);
     }
@@ -107,7 +107,7 @@ describe('the results cache', () => {
     const why = edited.manifest.evaluation.RC01.refused as string;
     expect(why.replace(/\(SHA-256 .*\)/, '(…)')).toBe('difference_records.parquet differs from its entry (…)');
     expect(edited.manifest.evaluation.RC01).toEqual({ evaluated: 'now', entry: key, first_run: edited.manifest.run_id, refused: why });
-    expect(edited.manifest.notes).toContain(`delivery cache: the results entry ${key} was refused (${why}); the controls were evaluated again`);
+    expect(edited.manifest.notes).toContain(`results cache: the results entry ${key} was refused (${why}); the controls were evaluated again`);
     expect(edited.cli.stderr).toMatch(/results cache entry [0-9a-f]{12}… refused and the controls evaluated again: difference_records.parquet differs/);
     expect(await outputRows(edited)).toEqual(await outputRows(off));
     // The entry was replaced by the edited run's own: the next run reuses that one.
@@ -151,6 +151,25 @@ describe('the results cache', () => {
     expect(keys.size).toBe(6);
     // The unchanged run still reuses its own entry.
     expect((await run(env)).manifest.evaluation.RC01).toMatchObject({ evaluated: 'reused', entry });
+  });
+});
+
+describe('the caches and a configuration holding a secret', () => {
+  it('write no alert secret into the cache folder, and an alerts change is no miss (neither loading nor evaluation reads alerts)', async () => {
+    const cacheDir = join(tmp.dir, 'secret-cache');
+    const secret = 'R0UT1NG-KEY-never-on-disk-5b1f';
+    const config = join(tmp.dir, 'secret.json');
+    // A route nothing sends to (no default route, no owner names it): the run delivers nothing.
+    writeFileSync(config, JSON.stringify({ alerts: { routes: { pager: { format: 'pagerduty', routing_key: secret }, hook: { format: 'webhook', url: `http://127.0.0.1:9/hook?token=${secret}` } } } }));
+    const first = await run({ RECKON_CACHE_DIR: cacheDir }, ['--config', config]);
+    expect(evaluated(first)).toEqual(new Set(['now']));
+    const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
+    const written = files(cacheDir);
+    expect(written.filter((f) => f.endsWith('entry.json')).length).toBeGreaterThan(1);
+    expect(written.filter((f) => readFileSync(f).includes(secret))).toEqual([]);
+    const plain = await run({ RECKON_CACHE_DIR: cacheDir });
+    expect(plain.manifest.evaluation.RC01).toMatchObject({ evaluated: 'reused', entry: first.manifest.evaluation.RC01.entry });
+    expect(plain.cli.json.results_digest).toBe('fdf7739e05ddf63f23b01bced7e0dadb3c86e4647850616ddebae256689e84f3');
   });
 });
 

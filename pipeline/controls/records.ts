@@ -34,8 +34,9 @@ export const DIFFERENCE_RECORDS_TABLE = '__difference_records';
 
 /**
  * Session variable holding, while a records.sql runs, every part of the control's difference keys
- * (`split_part(key, '|', n)` for every n) as a VARCHAR list: `list_contains(getvariable('…'), x)`
- * on a large dataset's column keeps only rows that can match a key part, before the join.
+ * (`split_part(key, '|', n)` for every n) as a VARCHAR list, NULL beyond 32 (`short_list`,
+ * sql/common/macros.sql): `in_key_parts(x)` on a large dataset's column keeps only rows that can
+ * match a key part, before the join.
  */
 export const KEY_PARTS_VARIABLE = 'difference_key_parts';
 
@@ -105,7 +106,7 @@ export async function evaluateRecords(
   // dataset by before it joins: DuckDB evaluates such a filter in the scan, so a view's columns
   // (`_source` above all) are computed for the few rows that can match instead of every row.
   await conn.run(`CREATE OR REPLACE TEMP TABLE ${FOUND} (${RECORD_COLUMNS.map((c) => `${c} VARCHAR`).join(', ')});
-    SET VARIABLE ${KEY_PARTS_VARIABLE} = (SELECT coalesce(list(DISTINCT p ORDER BY p), []::VARCHAR[]) FROM (SELECT unnest(string_split(key, '|')) AS p FROM ${CONTROL_DIFFERENCES_TABLE}))`);
+    SET VARIABLE ${KEY_PARTS_VARIABLE} = (SELECT short_list(coalesce(list(DISTINCT p ORDER BY p), []::VARCHAR[])) FROM (SELECT unnest(string_split(key, '|')) AS p FROM ${CONTROL_DIFFERENCES_TABLE}))`);
   try {
     await runQueries(conn, script.sql, file);
     const problems = await queryScript(conn, problemsSql(script.reads));

@@ -169,6 +169,16 @@ const loaderDigest = (memoDir: string) => runningCodeDigest(memoDir, ['core', 'c
  * The delivery cache of a run (see the module comment). Open it with `open`, ask `key` per file,
  * then `lookup` (before checking) or `keep` (after checking a file), and `evict` once at the end.
  */
+/**
+ * The configuration as cache keys take it (and as entries store it in `key_parts`): all of it but
+ * `alerts`, which neither loading nor evaluation reads and which may hold a literal routing key or
+ * a webhook URL with its token: a secret must not be written into the cache folder.
+ */
+export function cachedConfig(config: object): unknown {
+  const { alerts: _alerts, ...rest } = config as Record<string, unknown>;
+  return JSON.parse(canonicalJson(rest)) as unknown;
+}
+
 export class DeliveryCache {
   private readonly used = new Set<string>();
   private added = 0;
@@ -193,7 +203,7 @@ export class DeliveryCache {
     } catch { return undefined; }
     const [version] = (await conn.runAndReadAll('SELECT library_version || \'-\' || source_id FROM pragma_version()')).getRows()[0];
     const environment = {
-      format: CACHE_FORMAT, loader: config.loader ?? await loaderDigest(config.dir), rules: JSON.parse(canonicalJson(rules)) as unknown,
+      format: CACHE_FORMAT, loader: config.loader ?? await loaderDigest(config.dir), rules: cachedConfig(rules),
       currency_table: currencyTable().sha256, duckdb: String(version), node: process.version, tz: process.versions.tz ?? null,
     };
     return new DeliveryCache(config, environment, scratch);

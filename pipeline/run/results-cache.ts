@@ -4,7 +4,7 @@
  * key equals an earlier run's may take that evaluation's products instead of running the control
  * SQL again. The key (`evaluationKey`) is made of everything evaluation reads: the code (the build's
  * fingerprint and the pipeline's code as it runs), DuckDB, Node and time zone data, the whole
- * configuration (params, timing rules, rounding mode, …), the settings that reach evaluation
+ * configuration but its alerts (params, timing rules, rounding mode, …; cachedConfig), the settings that reach evaluation
  * (inline total keys, DuckDB memory, storage and threads), the window, every selected control's
  * definition and SQL, sql/common, and every loaded dataset's objects (names as records name them,
  * size, SHA-256, records, loaded, quarantined), side files, watermark and cutoff mappings. The
@@ -30,7 +30,7 @@ import type { ControlEvaluation } from '../controls/evaluation.js';
 import { DIFFERENCE_RECORDS_TABLE, ensureRecordsTable, type DifferenceRecords } from '../controls/records.js';
 import { ensureTotalsTables, INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE } from '../controls/totals.js';
 import { scratchLiteral } from '../load/cached-load.js';
-import { DeliveryCache, runningCodeDigest, type VerifiedEntry } from '../load/delivery-cache.js';
+import { cachedConfig, DeliveryCache, runningCodeDigest, type VerifiedEntry } from '../load/delivery-cache.js';
 import type { DatasetLoad } from '../load/load.js';
 import { codeFingerprint } from '../publish/fingerprint.js';
 import type { LoadedInputs, RunContext } from './context.js';
@@ -72,7 +72,7 @@ function datasetPart(d: DatasetLoad) {
 async function evaluationKeyParts(ctx: RunContext, inputs: LoadedInputs, common: readonly { path: string; sha256: string }[], memoDir: string) {
   const { req } = ctx;
   return {
-    format: RESULTS_FORMAT, code: await codeFingerprint(), running_code: await runningCodeDigest(memoDir), config: req.config.config,
+    format: RESULTS_FORMAT, code: await codeFingerprint(), running_code: await runningCodeDigest(memoDir), config: cachedConfig(req.config.config),
     settings: { inline_total_keys: req.settings.inlineTotalKeys, duckdb: req.settings.duckdb },
     engine: { threads: inputs.engine.threads, memory_limit: inputs.engine.memory_limit, storage: inputs.engine.storage },
     window: { start: req.window.start, end: req.window.end },
@@ -174,9 +174,9 @@ export class ResultsReuse {
   /** The manifest's notes about the results cache. */
   notes(): string[] {
     if (this.kept) {
-      return [`delivery cache: the evaluation of ${this.kept.body.controls.join(', ')} reused from run ${this.kept.body.first_run} (results entry ${this.use!.key}: same code, configuration, window and inputs); statuses, breaks and outputs computed by this run`];
+      return [`results cache: the evaluation of ${this.kept.body.controls.join(', ')} reused from run ${this.kept.body.first_run} (results entry ${this.use!.key}: same code, configuration, window and inputs); statuses, breaks and outputs computed by this run`];
     }
-    return this.refused ? [`delivery cache: the results entry ${this.use!.key} was refused (${this.refused}); the controls were evaluated again`] : [];
+    return this.refused ? [`results cache: the results entry ${this.use!.key} was refused (${this.refused}); the controls were evaluated again`] : [];
   }
 }
 

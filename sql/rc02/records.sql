@@ -36,14 +36,14 @@ WHERE d.kind = 'EXECUTION_UNKNOWN_ORDER';
 -- The orders those executions name, as a constant list the orders scan is filtered by (as
 -- in_key_parts: the order ids are not parts of the keys).
 SET VARIABLE rc02_unknown_orders = (
-  SELECT coalesce(list(DISTINCT e.order_id), []::VARCHAR[]) FROM control_differences d
+  SELECT short_list(coalesce(list(DISTINCT e.order_id), []::VARCHAR[])) FROM control_differences d
   JOIN executions e ON e.execution_id = d.key AND in_key_parts(e.execution_id) WHERE d.kind = 'EXECUTION_UNKNOWN_ORDER'
 );
 
 SELECT d.kind, d.key, 'order' AS side, 'orders' AS dataset, o._source AS source, o.order_id || '|' || o.order_version AS record_key
 FROM control_differences d
 JOIN executions e ON e.execution_id = d.key AND in_key_parts(e.execution_id)
-JOIN orders o ON o.order_id = e.order_id AND list_contains(getvariable('rc02_unknown_orders'), o.order_id)
+JOIN orders o ON o.order_id = e.order_id AND in_short_list(getvariable('rc02_unknown_orders'), o.order_id)
 WHERE d.kind = 'EXECUTION_UNKNOWN_ORDER';
 
 -- ORDER_OVERFILL (key order_id): the order's version log (ordered_qty of its current version) and

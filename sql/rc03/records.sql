@@ -24,14 +24,14 @@ WHERE d.kind = 'EXECUTION_WITHOUT_POSTING';
 -- naming the execution (rc03_trade_sets), whichever leg carries the execution_id. Those sets as a
 -- constant list the ledger scan is filtered by (as in_key_parts: the set ids are not key parts).
 SET VARIABLE rc03_record_sets = (
-  SELECT coalesce(list(DISTINCT t.posting_set_id), []::VARCHAR[]) FROM control_differences d
+  SELECT short_list(coalesce(list(DISTINCT t.posting_set_id), []::VARCHAR[])) FROM control_differences d
   JOIN rc03_trade_sets t ON t.execution_id = d.key WHERE d.kind IN ('EXECUTION_MULTIPLE_POSTINGS', 'POSTING_AMOUNT_MISMATCH')
 );
 
 SELECT d.kind, d.key, 'ledger' AS side, 'ledger_postings' AS dataset, l._source AS source, l.posting_set_id || '|' || l.leg AS record_key
 FROM control_differences d
 JOIN rc03_trade_sets t ON t.execution_id = d.key
-JOIN ledger_postings l ON l.posting_set_id = t.posting_set_id AND list_contains(getvariable('rc03_record_sets'), l.posting_set_id)
+JOIN ledger_postings l ON l.posting_set_id = t.posting_set_id AND in_short_list(getvariable('rc03_record_sets'), l.posting_set_id)
 WHERE d.kind IN ('EXECUTION_MULTIPLE_POSTINGS', 'POSTING_AMOUNT_MISMATCH');
 
 -- BALANCE_ROLLFORWARD_MISMATCH (key account_id|currency): the snapshots at exactly the window start

@@ -20,28 +20,28 @@ WHERE d.kind IN ('STATEMENT_ROLLFORWARD_MISMATCH', 'BANK_CASH_MISMATCH')
 -- mapped interval (the ledger's DEBIT − CREDIT compared). The statements' accounts as a constant
 -- list the ledger scan is filtered by (as in_key_parts: the accounts are not key parts).
 SET VARIABLE rc04_cash_accounts = (
-  SELECT coalesce(list(DISTINCT p.account_id), []::VARCHAR[]) FROM control_differences d
+  SELECT short_list(coalesce(list(DISTINCT p.account_id), []::VARCHAR[])) FROM control_differences d
   JOIN rc04_periods p ON p.statement_id = d.key WHERE d.kind = 'BANK_CASH_MISMATCH'
 );
 
 SELECT d.kind, d.key, 'ledger' AS side, 'ledger_postings' AS dataset, l._source AS source, l.posting_set_id || '|' || l.leg AS record_key
 FROM control_differences d
 JOIN rc04_periods p ON p.statement_id = d.key
-JOIN ledger_postings l ON l.account_id = p.account_id AND l.currency = p.currency AND list_contains(getvariable('rc04_cash_accounts'), l.account_id)
+JOIN ledger_postings l ON l.account_id = p.account_id AND l.currency = p.currency AND in_short_list(getvariable('rc04_cash_accounts'), l.account_id)
 WHERE d.kind = 'BANK_CASH_MISMATCH' AND l.effective_at >= p.period_start_utc AND l.effective_at < p.period_end_utc;
 
 -- BANK_LINE_UNMATCHED: the legs of the posting set the line references on the statement's account
 -- and currency (what it nets); none when the reference is empty or names no set. The references
 -- as a constant list the ledger scan is filtered by.
 SET VARIABLE rc04_line_references = (
-  SELECT coalesce(list(DISTINCT l.reference), []::VARCHAR[]) FROM control_differences d
+  SELECT short_list(coalesce(list(DISTINCT l.reference), []::VARCHAR[])) FROM control_differences d
   JOIN rc04_lines l ON l.statement_id = split_part(d.key, '|', 1) AND l.line_id = split_part(d.key, '|', 2) WHERE d.kind = 'BANK_LINE_UNMATCHED'
 );
 
 SELECT d.kind, d.key, 'ledger' AS side, 'ledger_postings' AS dataset, p._source AS source, p.posting_set_id || '|' || p.leg AS record_key
 FROM control_differences d
 JOIN rc04_lines l ON l.statement_id = split_part(d.key, '|', 1) AND l.line_id = split_part(d.key, '|', 2)
-JOIN ledger_postings p ON p.posting_set_id = l.reference AND p.account_id = l.account_id AND p.currency = l.currency AND list_contains(getvariable('rc04_line_references'), p.posting_set_id)
+JOIN ledger_postings p ON p.posting_set_id = l.reference AND p.account_id = l.account_id AND p.currency = l.currency AND in_short_list(getvariable('rc04_line_references'), p.posting_set_id)
 WHERE d.kind = 'BANK_LINE_UNMATCHED';
 
 -- LEDGER_CASH_UNMATCHED (key posting_set_id): the set's legs on the statement account and currency
