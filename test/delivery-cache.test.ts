@@ -13,7 +13,7 @@ import type { LoadResult } from '../pipeline/load/load.js';
 import { treeDigest } from '../pipeline/core/tree-digest.js';
 import { SAMPLE_DAY } from './fixtures/days.js';
 import { AS_IN_A_RUN, loadDefault, withDuck } from './helpers/duckdb.js';
-import { reckon, reckonAsync, reckonIn, scratchDir, type CliResult } from './helpers/cli.js';
+import { reckon, reckonIn, reckonSpawned, scratchDir, type CliResult } from './helpers/cli.js';
 
 const tmp = scratchDir('reckon-cache-test-');
 const SOURCES = join(tmp.dir, 'sources');
@@ -134,14 +134,7 @@ describe('the delivery cache', () => {
 describe('the delivery cache shared by two runs at once', () => {
   it('is not corrupted: both runs agree, and a third reads every object from it', async () => {
     const cacheDir = join(tmp.dir, 'shared-cache');
-    const both = await Promise.all(['a', 'b'].map((name) => new Promise<{ code: number; out: string; err: string }>((resolve) => {
-      const child = reckonAsync(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, `store-concurrent-${name}`), '--json', '--quiet'], { env: { RECKON_CACHE_DIR: cacheDir } });
-      let out = '';
-      let err = '';
-      child.stdout!.on('data', (b) => { out += b; });
-      child.stderr!.on('data', (b) => { err += b; });
-      child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
-    })));
+    const both = await Promise.all(['a', 'b'].map((name) => reckonSpawned(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, `store-concurrent-${name}`), '--json', '--quiet'], { env: { RECKON_CACHE_DIR: cacheDir } })));
     const digests = both.map((r) => { expect(r.code, r.err).toBe(3); return JSON.parse(r.out).results_digest; });
     expect(digests[0]).toBe(digests[1]);
     // Spawned too: the CLI from dist/ has another loader digest than the code vitest runs.

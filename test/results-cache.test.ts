@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_DAY } from './fixtures/days.js';
 import { withDuck } from './helpers/duckdb.js';
-import { reckon, reckonAsync, reckonIn, scratchDir, type CliResult } from './helpers/cli.js';
+import { reckon, reckonIn, reckonSpawned, scratchDir, type CliResult } from './helpers/cli.js';
 
 const tmp = scratchDir('reckon-results-cache-test-');
 const SOURCES = join(tmp.dir, 'sources');
@@ -176,14 +176,7 @@ describe('the caches and a configuration holding a secret', () => {
 describe('the results cache shared by two runs at once', () => {
   it('is not corrupted: both runs agree, and a third reuses their evaluation', async () => {
     const cacheDir = join(tmp.dir, 'shared-cache');
-    const both = await Promise.all(['a', 'b'].map((name) => new Promise<{ code: number; out: string; err: string }>((resolve) => {
-      const child = reckonAsync(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, `store-concurrent-${name}`), '--json', '--quiet'], { env: { RECKON_CACHE_DIR: cacheDir } });
-      let out = '';
-      let err = '';
-      child.stdout!.on('data', (b) => { out += b; });
-      child.stderr!.on('data', (b) => { err += b; });
-      child.on('close', (c) => resolve({ code: c ?? -1, out, err }));
-    })));
+    const both = await Promise.all(['a', 'b'].map((name) => reckonSpawned(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, `store-concurrent-${name}`), '--json', '--quiet'], { env: { RECKON_CACHE_DIR: cacheDir } })));
     const firsts = both.map((r) => { expect(r.code, r.err).toBe(1); return JSON.parse(r.out); });
     expect(firsts[0].results_digest).toBe('fdf7739e05ddf63f23b01bced7e0dadb3c86e4647850616ddebae256689e84f3');
     expect(firsts[1].results_digest).toBe(firsts[0].results_digest);

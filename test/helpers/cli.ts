@@ -48,6 +48,18 @@ export function reckonAsync(args: string[], opts: { cwd?: string; env?: NodeJS.P
   return spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** Runs `reckon ...args` as a child process to its end (concurrency tests): its exit code and all it wrote to stdout and stderr. */
+export function reckonSpawned(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = reckonAsync(args, opts);
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (b) => { out += b; });
+    child.stderr!.on('data', (b) => { err += b; });
+    child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
+  });
+}
+
 /**
  * For a file's tests: returns a function that makes a fresh scratch folder (named with `prefix`)
  * each time it is called; every folder made during a test is removed after that test.
