@@ -6,7 +6,7 @@
  * records the SQL hands back, one JS accepts and one it quarantines), a duplicate delivery across
  * files and an extra column, so every part of a kept check is exercised.
  */
-import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadResult } from '../pipeline/load/load.js';
@@ -40,8 +40,15 @@ beforeAll(async () => {
 });
 afterAll(() => tmp.cleanup());
 
-/** One run of the sample day with these settings; returns the CLI result and the manifest. */
+/**
+ * The results cache of the cache folder emptied: a run that found its evaluation there would skip
+ * the load (results-cache.ts), and these runs are about what the load reads from the delivery cache.
+ */
+const forgetResults = (cacheDir: string | undefined) => { if (cacheDir) rmSync(join(cacheDir, 'results'), { recursive: true, force: true }); };
+
+/** One run of the sample day with these settings (the results cache emptied first); returns the CLI result and the manifest. */
 async function run(name: string, env: Record<string, string>, extra: string[] = []): Promise<{ cli: CliResult; manifest: any }> {
+  forgetResults(env.RECKON_CACHE_DIR);
   const cli = await reckonIn(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, `store-${name}`), '--json', '--quiet', ...extra], { env });
   expect(cli.json?.manifest, cli.stderr).toBeDefined();
   return { cli, manifest: JSON.parse(readFileSync(cli.json.manifest.path, 'utf8')) };
@@ -138,6 +145,7 @@ describe('the delivery cache shared by two runs at once', () => {
     const digests = both.map((r) => { expect(r.code, r.err).toBe(3); return JSON.parse(r.out).results_digest; });
     expect(digests[0]).toBe(digests[1]);
     // Spawned too: the CLI from dist/ has another loader digest than the code vitest runs.
+    forgetResults(cacheDir);
     const third = reckon(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, 'store-concurrent-c'), '--json', '--quiet'], { env: { RECKON_CACHE_DIR: cacheDir } });
     expect(third.json.results_digest).toBe(digests[0]);
     expect(objects(JSON.parse(readFileSync(third.json.manifest.path, 'utf8'))).filter((o) => o.checked !== 'cache' || o.cache_refused)).toEqual([]);

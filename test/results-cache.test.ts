@@ -5,7 +5,7 @@
  * spawned for the concurrent pair) on a copy of the bundled sample day, with real DuckDB, real
  * files and the published Parquet outputs read back.
  */
-import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_DAY } from './fixtures/days.js';
@@ -191,5 +191,103 @@ describe('the results cache shared by two runs at once', () => {
     expect(entries).toEqual([m.evaluation.RC01.entry]);
     expect(statSync(join(cacheDir, 'results', 'entries', entries[0], 'entry.json')).isFile()).toBe(true);
     expect(readdirSync(join(cacheDir, 'results', 'tmp'))).toEqual([]);
+  });
+});
+
+/** Every object of the run's manifest, in dataset order. */
+const objectsOf = (r: Run): any[] => Object.values(r.manifest.sources.datasets).flatMap((d: any) => d.objects);
+
+/**
+ * The manifest without what is the run's own (id, times, timings, chain, leases, outputs' keys,
+ * break events and observations, which name the run), the caches' notes and the objects' `checked`.
+ */
+function stableManifest(r: Run): unknown {
+  const { run_id: _i, started_at: _s, finished_at: _f, timings_ms: _t, evaluation: _e, chain: _c, leases: _l, outputs: _o, break_log: _b, manifest_signing: _m, breaks: _k, notes, sources, ...rest } = r.manifest;
+  const datasets = Object.fromEntries(Object.entries(sources.datasets).map(([k, d]: [string, any]) => [k, { ...d, objects: d.objects.map(({ checked: _k, ...o }: any) => o) }]));
+  return { ...rest, sources: { ...sources, datasets }, notes: notes.filter((n: string) => !/^(delivery|results) cache/.test(n)) };
+}
+
+describe('an unchanged rerun skips the load', () => {
+  const day = join(tmp.dir, 'sources-quarantined');
+  const cacheDir = join(tmp.dir, 'skip-cache');
+  const env = { RECKON_CACHE_DIR: cacheDir };
+  let off: Run;
+  let miss: Run;
+  let hit: Run;
+
+  beforeAll(async () => {
+    cpSync(SAMPLE_DAY, day, { recursive: true });
+    // Two records quarantined (an amount and a side that break their rules), orders' watermark
+    // derived from the data, ledger postings' watermark file not JSON, and a file that is not data.
+    const orders = join(day, 'orders', 'part-00001.csv');
+    const lines = readFileSync(orders, 'utf8').trimEnd().split('\n');
+    const bad = lines[1].split(',');
+    writeFileSync(orders, `${lines.join('\n')}\n${[...bad.slice(0, 7), 'abc', ...bad.slice(8)].join(',')}\n${[...bad.slice(0, 6), 'SIDEWAYS', ...bad.slice(7)].join(',')}\n`);
+    rmSync(join(day, 'orders', '_watermark.json'));
+    writeFileSync(join(day, 'ledger_postings', '_watermark.json'), '{"watermark": ');
+    writeFileSync(join(day, 'orders', 'notes.txt'), 'not data\n');
+    off = await run({ RECKON_CACHE: 'off' }, [], day);
+    miss = await run(env, [], day);
+    hit = await run(env, [], day);
+  });
+
+  it('hashes every object and loads none: the manifest, quarantine, watermarks, digest and outputs are a miss\'s', async () => {
+    expect(objectsOf(miss).map((o) => o.checked)).toEqual(Array(17).fill('now'));
+    expect(objectsOf(hit).map((o) => o.checked)).toEqual(Array(17).fill('reused'));
+    expect(hit.manifest.evaluation.RC01).toEqual({ evaluated: 'reused', entry: miss.manifest.evaluation.RC01.entry, first_run: miss.manifest.run_id });
+    expect(hit.manifest.notes).toContain(`results cache: the load was skipped: each of the 17 objects was hashed and found as run ${miss.manifest.run_id} read it, and its check, counts, watermarks and quarantine entries were taken from the results entry (objects "checked": "reused")`);
+    expect(miss.manifest.notes.filter((n: string) => n.includes('load was skipped'))).toEqual([]);
+    // The hit's timings: the inputs hashed, no control SQL.
+    expect(hit.manifest.timings_ms.inputs_ms).toBeGreaterThanOrEqual(0);
+    expect(hit.manifest.timings_ms.control_rc01_records_ms).toBe(0);
+    expect(stableManifest(hit)).toEqual(stableManifest(miss));
+    expect(stableManifest(miss)).toEqual(stableManifest(off));
+    // The quarantine, exactly: the two records, the watermark file, in the order the load gave them (datasets in CONTRACT §2 order).
+    expect(hit.manifest.quarantine.count).toBe(3);
+    expect(hit.manifest.quarantine.entries.map((q: any) => [q.dataset, q.file, q.row, q.column, q.rule])).toEqual([
+      ['orders', 'orders/part-00001.csv', 1019, 'ordered_qty', 'decimal_form'],
+      ['orders', 'orders/part-00001.csv', 1020, 'side', 'enum_value'],
+      ['ledger_postings', 'ledger_postings/_watermark.json', null, null, 'watermark_not_json'],
+    ]);
+    expect(JSON.stringify(hit.manifest.quarantine)).toBe(JSON.stringify(off.manifest.quarantine));
+    expect(hit.manifest.sources.datasets.orders.watermark).toEqual({ source: 'derived', value: off.manifest.sources.datasets.orders.watermark.value });
+    expect(hit.manifest.sources.datasets.orders.watermark.value).toMatch(/^2026-11-0[23]T/);
+    expect(hit.manifest.sources.datasets.ledger_postings.watermark).toEqual({ source: 'none', value: null });
+    expect(hit.manifest.sources.datasets.orders.ignored_files).toEqual(['orders/notes.txt']);
+    expect(hit.cli.json.results_digest).toBe(off.cli.json.results_digest);
+    expect(miss.cli.json.results_digest).toBe(off.cli.json.results_digest);
+    expect(hit.cli.json.quarantine_count).toBe(3);
+    const offRows = await outputRows(off);
+    expect(await outputRows(hit)).toEqual(offRows);
+    expect(await outputRows(miss)).toEqual(offRows);
+  });
+
+  it('loads again when a source file is edited in place, a side file changes, or the cache is off', async () => {
+    const orders = join(day, 'orders', 'redelivery-00001.csv');
+    const before = readFileSync(orders, 'utf8');
+    writeFileSync(orders, before.replace(',185.437000,', ',185.438000,'));
+    expect(readFileSync(orders, 'utf8')).not.toBe(before);
+    const edited = await run(env, [], day);
+    expect(evaluated(edited)).toEqual(new Set(['now']));
+    expect(objectsOf(edited).filter((o) => o.checked === 'now').map((o) => o.path)).toEqual(['orders/redelivery-00001.csv']);
+    expect(objectsOf(edited).filter((o) => o.checked === 'cache')).toHaveLength(16);
+    expect(edited.cli.json.results_digest).not.toBe(off.cli.json.results_digest);
+    writeFileSync(orders, before);
+    // The original bytes again: the first entry is still there, and reused without a load.
+    const back = await run(env, [], day);
+    expect(objectsOf(back).map((o) => o.checked)).toEqual(Array(17).fill('reused'));
+    expect(back.manifest.evaluation.RC01).toEqual({ evaluated: 'reused', entry: miss.manifest.evaluation.RC01.entry, first_run: miss.manifest.run_id });
+    expect(back.cli.json.results_digest).toBe(off.cli.json.results_digest);
+    // A side file: another declared watermark is another key.
+    const wm = join(day, 'orders', '_watermark.json');
+    writeFileSync(wm, '{"watermark": "2026-11-03T00:05:00Z"}\n');
+    const declared = await run(env, [], day);
+    rmSync(wm);
+    expect(evaluated(declared)).toEqual(new Set(['now']));
+    expect(objectsOf(declared).map((o) => o.checked)).toEqual(Array(17).fill('cache'));
+    expect(declared.manifest.sources.datasets.orders.watermark).toEqual({ source: 'declared', value: '2026-11-03T00:05:00Z' });
+    const offAgain = await run({ ...env, RECKON_CACHE: 'off' }, [], day);
+    expect(objectsOf(offAgain).map((o) => o.checked)).toEqual(Array(17).fill('now'));
+    expect(offAgain.cli.json.results_digest).toBe(off.cli.json.results_digest);
   });
 });

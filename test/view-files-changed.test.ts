@@ -34,7 +34,8 @@ describe('a Parquet file changed while the run reads it', () => {
   it('exits 3 naming the file when it is rewritten in place after loading, and publishes nothing', async () => {
     const store = join(tmp.dir, 'store-b');
     const name = readdirSync(join(day, 'orders')).find((f) => f.endsWith('.parquet'))!;
-    const io = captureIo({ ...process.env, RECKON_FAULT_PAUSE: 'computing:1' }, { cwd: ROOT });
+    // A cache of its own: an unchanged rerun found in the results cache would skip the load, and no view would read the file.
+    const io = captureIo({ ...process.env, RECKON_FAULT_PAUSE: 'computing:1', RECKON_CACHE_DIR: join(tmp.dir, 'cache-b') }, { cwd: ROOT });
     let rewritten = false;
     const code = await main(['run', '--date', '2026-11-02', '--sources', day, '--store', store, '--json', '--quiet'], {
       ...io,

@@ -207,8 +207,9 @@ export const ManifestV1 = z.object({
       present: z.boolean(),
       objects: z.array(z.object({
         path: z.string(), format: z.string(), size: z.number(), sha256: z.string(), rows: z.number(), quarantined: z.number(),
-        // Issue 20 (additive): whether this run checked the object or read its earlier check from the delivery cache, and why an entry was refused.
-        checked: z.enum(['now', 'cache']).optional(),
+        // Issue 20 (additive): whether this run checked the object, read its earlier check from the delivery cache, or (`reused`)
+        // hashed it and took the check of the run whose evaluation it reused without loading it; and why an entry was refused.
+        checked: z.enum(['now', 'cache', 'reused']).optional(),
         cache_refused: z.string().optional(),
       }).passthrough()),
       records_read: z.number(),

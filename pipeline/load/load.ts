@@ -8,7 +8,6 @@
  * collapse to one record (the earliest `ingested_at` kept) and are counted. Watermarks come from
  * `_watermark.json` or are derived and labelled `derived`.
  */
-import type { Stats } from 'node:fs';
 import { mkdir, open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
@@ -22,6 +21,7 @@ import { ChunkAppender, type Cell } from './chunks.js';
 import { dropFastTables, loadCsvFast, loadParquetFast, parquetViewValues, stageLink, type FastLoad, type FastTarget } from './fast-path.js';
 import { closeFileTable, FILE_TABLE, insertCachedRows, openFileTable, restoreViewCheck, writeViewCheck } from './cached-load.js';
 import type { QuarantineEntry } from './quarantine-entry.js';
+import { sameStamp, type FileStamp, type HashedFile } from './input-digest.js';
 import { DeliveryCache, type CacheHit, type CheckedFile, type DeliveryCacheConfig, type FileKeyParts, type KeptFiles } from './delivery-cache.js';
 import { dropRelation, dropRelations, finishViewDataset, registerViewFile, resetViewTables, type ViewFile } from './views.js';
 import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from '../contract/local-time.js';
@@ -50,8 +50,12 @@ export interface FileLoad {
   /** Records of the file that were loaded (before exact duplicate deliveries collapse). */
   loaded: number;
   quarantined: number;
-  /** `now`: the file was checked by this run; `cache`: its earlier check was read from the delivery cache (delivery-cache.ts). */
-  checked: 'now' | 'cache';
+  /**
+   * `now`: the file was checked by this run; `cache`: its earlier check was read from the delivery
+   * cache (delivery-cache.ts); `reused`: the run hashed it, found every input as the run that
+   * evaluated its reused results read them, and took that run's check without loading it (kept-load.ts).
+   */
+  checked: 'now' | 'cache' | 'reused';
   /** Set when a cache entry for the file was found but refused (corrupted or edited): why. The file was checked now. */
   cache_refused?: string;
 }
@@ -176,6 +180,11 @@ export interface LoadOptions {
    * hash and scan it.
    */
   readonly written?: ReadonlyMap<string, WrittenFile>;
+  /**
+   * Data files hashed before the load (input-digest.ts), by real path: a file whose size,
+   * modification time and inode are still those stamped is not read again to hash it.
+   */
+  readonly hashed?: ReadonlyMap<string, HashedFile>;
   /** Called as loading goes (for progress on stderr): see LoadProgress. */
   readonly onProgress?: (p: LoadProgress) => void;
 }
@@ -242,7 +251,7 @@ interface KeepRequest {
 }
 
 /** True when the file at `path` has the same size, modification time and inode as `before`. */
-async function unchanged(path: string, before: Stats | undefined): Promise<boolean> {
+async function unchanged(path: string, before: FileStamp | undefined): Promise<boolean> {
   const now = await stat(path).catch(() => undefined);
   return Boolean(before && now && now.size === before.size && now.mtimeMs === before.mtimeMs && now.ino === before.ino);
 }
@@ -524,9 +533,14 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           return;
         }
         // A file that changes while it is checked must not be kept under the digest of other bytes.
-        const before = cache ? await stat(realPath).catch(() => undefined) : undefined;
+        const seen = cache || options.hashed ? await stat(realPath).catch(() => undefined) : undefined;
+        // Hashed before the load (input-digest.ts) and unchanged since: not read again to hash it.
+        const pre = options.hashed?.get(realPath);
+        const hashed = pre && seen && sameStamp(pre.stamp, seen) && (!scan || pre.shape) ? pre : undefined;
+        const before: FileStamp | undefined = hashed ? hashed.stamp : cache ? seen : undefined;
+        if (hashed?.shape) known = { sha256: hashed.sha256, size: hashed.size, shape: hashed.shape };
         try {
-          const h = known && known.size === onDisk ? known : await hashFile(realPath, scan && ((b) => scan.chunk(b)));
+          const h = known && known.size === onDisk ? known : hashed ?? await hashFile(realPath, scan && ((b) => scan.chunk(b)));
           if (h !== known) known = undefined;
           fl.size = h.size;
           fl.sha256 = h.sha256;

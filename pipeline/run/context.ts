@@ -7,6 +7,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ControlResult, EvaluationSource, Trigger } from '../../manifests/v1/schema.js';
 import type { LoadedConfig } from '../config/config.js';
+import type { ControlDefinition } from '../controls/definitions.js';
+import type { ControlEvaluation } from '../controls/evaluation.js';
 import type { ControlSet } from '../controls/selection.js';
 import type { FaultPoints } from '../core/fault.js';
 import type { RunLogger } from '../core/log.js';
@@ -96,6 +98,19 @@ export interface RunContext {
   readonly open: { engine?: Engine; conn?: DuckDBConnection };
 }
 
+/**
+ * A run's use of the results cache (results-cache.ts ResultsReuse): whether every control's
+ * evaluation is reused, each control's evaluation (kept or computed now by `run`), keeping a miss's
+ * evaluation with the run's load, and what the manifest says about it.
+ */
+export interface EvaluationReuse {
+  readonly hit: boolean;
+  evaluate(def: ControlDefinition, run: () => Promise<ControlEvaluation>): Promise<ControlEvaluation>;
+  finish(loaded: LoadResult): Promise<void>;
+  sources(): Record<string, EvaluationSource>;
+  notes(): string[];
+}
+
 /** The load phase's result: the located sources, what was loaded, by dataset, and the side files' hashes. */
 export interface LoadedInputs {
   readonly located: LocatedSources;
@@ -104,6 +119,8 @@ export interface LoadedInputs {
   readonly controlFiles: Readonly<Record<string, readonly ControlFile[]>>;
   readonly engine: Engine;
   readonly conn: DuckDBConnection;
+  /** The results cache as the load phase opened it (keyed by the load's inputs, before loading); absent: the evaluate phase opens it. */
+  readonly reuse?: EvaluationReuse;
 }
 
 /** The evaluate phase's result: each selected control's provisional result, and the shared SQL it ran (sql/common). */

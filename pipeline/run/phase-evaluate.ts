@@ -20,17 +20,17 @@ import { checkViewFiles, type DatasetLoad } from '../load/load.js';
 import type { DatasetOrigin } from '../sources/locate.js';
 import { extractFileLabels } from '../sources/postgres/label.js';
 import { onControlLanes } from './control-lanes.js';
-import { timed, type EvaluatedControls, type LoadedInputs, type RunContext } from './context.js';
+import { timed, type EvaluatedControls, type EvaluationReuse, type LoadedInputs, type RunContext } from './context.js';
 import { ResultsReuse } from './results-cache.js';
 
 /** Evaluates every selected control; records per-control timings and what DuckDB is doing in `ctx.progress`. */
 export async function evaluateControls(ctx: RunContext, inputs: LoadedInputs): Promise<EvaluatedControls> {
   const common = await loadCommonSql();
   const notes: string[] = [];
-  let reuse: ResultsReuse | undefined;
+  let reuse: EvaluationReuse | undefined;
   const results = await timed(ctx.timings, 'controls_ms', async () => {
-    // An earlier evaluation with this run's evaluation key (results-cache.ts), or undefined.
-    reuse = await ResultsReuse.open(ctx, inputs, common.files);
+    // The results cache (results-cache.ts): opened by the load phase when keyed by the load's inputs, else here by its result.
+    reuse = inputs.reuse ?? await ResultsReuse.open(ctx, inputs, { loaded: inputs.loaded }, common.files);
     ctx.progress.doing = 'computing the shared tables (sql/common)';
     // Only the shared tables whose datasets this run loaded: the others would name missing tables.
     if (!reuse.hit) await runCommonSql(inputs.conn, common, inputs.loaded.datasets.map((d) => d.dataset));
@@ -43,7 +43,7 @@ export async function evaluateControls(ctx: RunContext, inputs: LoadedInputs): P
     const out = evaluated.map((e) => e.result);
     notes.push(...evaluated.flatMap((e) => e.notes));
     // The lanes' rows are in the run's connection now: kept from there.
-    await reuse.finish();
+    await reuse.finish(inputs.loaded);
     await labelExtractRecords(inputs);
     notes.push(...await wideTotalNotes(inputs.conn, out));
     await checkViewFiles(inputs.loaded);
@@ -65,7 +65,7 @@ function labelled(inputs: LoadedInputs, r: RecordRef): RecordRef {
   return x ? { ...r, file: x.label } : r;
 }
 
-async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, conn: DuckDBConnection, def: ControlDefinition, notes: string[], reuse: ResultsReuse): Promise<ControlResult> {
+async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, conn: DuckDBConnection, def: ControlDefinition, notes: string[], reuse: EvaluationReuse): Promise<ControlResult> {
   const { req } = ctx;
   const t0 = performance.now();
   const cfg = req.config.config.controls[def.control_id] ?? {};

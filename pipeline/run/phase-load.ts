@@ -2,25 +2,28 @@
  * Phase 2, load: locate the sources (downloading `s3://` ones into the scratch folder; a sources
  * file's database extracts start and are loaded as each dataset is written), open the run's
  * DuckDB sized by the estimated load, and load the datasets the selected controls read
- * (CONTRACT §2–§3). Fault points `extracting` (sources file), `loading` (DuckDB open, nothing
- * read) and `computing` (loaded).
+ * (CONTRACT §2–§3) — unless the results cache holds an evaluation of exactly these inputs (an
+ * unchanged rerun: the load's kept result is taken instead, results-cache.ts). Fault points
+ * `extracting` (sources file), `loading` (DuckDB open, nothing read) and `computing` (loaded).
  */
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { loadCommonSql } from '../controls/common-sql.js';
 import { datasetsRead } from '../controls/selection.js';
-import { estimateLoadBytes, openEngine } from '../load/engine.js';
-import type { DeliveryCacheConfig } from '../load/delivery-cache.js';
-import { loadSources, type LoadProgress } from '../load/load.js';
+import { estimateLoadBytes, openEngine, type Engine } from '../load/engine.js';
+import { digestInputs, type InputDigest } from '../load/input-digest.js';
+import { loadSources, type LoadProgress, type LoadResult } from '../load/load.js';
+import type { LocatedSources } from '../sources/locate.js';
 import { silentProgress, type ProgressTask } from '../core/progress.js';
 import { labelDatasetLoads, labelQuarantine } from '../sources/postgres/label.js';
 import { timed, type LoadedInputs, type RunContext } from './context.js';
+import { cacheConfig, ResultsReuse, type InputsKeyed } from './results-cache.js';
 
-/** The delivery cache of the run's settings: its folder (by default `reckon-cache` beside the scratch folder) and bound; none when off. */
-export function cacheConfig(ctx: RunContext): DeliveryCacheConfig | undefined {
-  const c = ctx.req.settings.cache;
-  return c.enabled ? { dir: c.dir ?? join(dirname(ctx.scratch), 'reckon-cache'), maxBytes: c.maxBytes } : undefined;
-}
-
-/** Loads the run's inputs; the engine and connection are kept in `ctx.open` for release. */
+/**
+ * Loads the run's inputs; the engine and connection are kept in `ctx.open` for release. Sources
+ * without a sources file are hashed first and the results cache looked up by them
+ * (results-cache.ts): on a hit the load's result is the kept one and nothing is loaded.
+ */
 export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   const { req, timings } = ctx;
   ctx.logger.info(`loading ${req.sources}`, { phase: 'load' });
@@ -35,27 +38,61 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
     return { engine: e, conn: c };
   });
   await ctx.fault('loading');
-  // Views over checked Parquet files for datasets without derived columns (load/views.ts).
-  const onProgress = datasetProgress(ctx);
-  const { loaded, controlFiles } = await timed(timings, 'load_ms', async () => {
-    const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), { datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready, written: located.written, cache: cacheConfig(ctx), onProgress });
-    // Database extracts load while the next ones are read; every snapshot has committed here.
-    await located.settled;
-    // Tables in a DuckDB file: write what the load left in memory (added columns, collapsed
-    // duplicates) into the file, so the controls find the buffer pool free for their joins.
-    if (engine.storage === 'file') await conn.run('CHECKPOINT');
-    // Database extracts are named by database and dataset, not by their scratch file.
-    const labelled = { ...l, quarantine: labelQuarantine(l.quarantine, located.plan), datasets: labelDatasetLoads(l.datasets, located.plan) };
-    // The side files as the loader read them (regular files inside the source root only), for local sources.
-    return { loaded: labelled, controlFiles: located.remote ? {} : Object.fromEntries(labelled.datasets.map((d) => [d.dataset, d.control_files])) };
+  const { loaded, reuse } = await timed(timings, 'load_ms', async () => {
+    const keyed = await timed(timings, 'inputs_ms', () => inputsKeyed(ctx, located, reads));
+    const reuse = keyed && await ResultsReuse.open(ctx, { engine, conn }, keyed, (await loadCommonSql()).files);
+    if (reuse?.loaded) reportKeptLoad(ctx, reuse.loaded);
+    return { loaded: reuse?.loaded ?? await loadAll(ctx, located, engine, conn, reads, keyed?.inputs.hashed), reuse };
   });
   const records = loaded.datasets.reduce((n, d) => n + d.records_read, 0);
-  ctx.logger.info(`loaded ${loaded.datasets.length} dataset(s): ${records} record(s) read, ${loaded.quarantine.length} quarantined, in ${((timings.load_ms ?? 0) / 1000).toFixed(1)} s`, { phase: 'load', records_read: records, quarantined: loaded.quarantine.length });
+  const how = reuse?.loaded ? ' (the load skipped: every input as the reused results\' run read it)' : '';
+  ctx.logger.info(`loaded ${loaded.datasets.length} dataset(s): ${records} record(s) read, ${loaded.quarantine.length} quarantined, in ${((timings.load_ms ?? 0) / 1000).toFixed(1)} s${how}`, { phase: 'load', records_read: records, quarantined: loaded.quarantine.length });
   await ctx.fault('computing');
   for (const f of loaded.datasets.flatMap((d) => d.files)) {
     if (f.cache_refused) ctx.logger.warn(`delivery cache entry of ${f.path} refused and the file checked again: ${f.cache_refused}`, { phase: 'load', file: f.path });
   }
-  return { located, loaded, loads: new Map(loaded.datasets.map((d) => [d.dataset, d])), controlFiles, engine, conn };
+  // The side files as the loader read them (regular files inside the source root only), for local sources.
+  const controlFiles = located.remote ? {} : Object.fromEntries(loaded.datasets.map((d) => [d.dataset, d.control_files]));
+  return { located, loaded, loads: new Map(loaded.datasets.map((d) => [d.dataset, d])), controlFiles, engine, conn, ...(reuse ? { reuse } : {}) };
+}
+
+/**
+ * The load keyed by its inputs (results-cache.ts KeyedLoad), hashed now; none with the cache off,
+ * for a sources file (database extracts are taken per run: keyed after the load), or when an
+ * input cannot be hashed (the load reports it).
+ */
+async function inputsKeyed(ctx: RunContext, located: LocatedSources, reads: readonly string[]): Promise<InputsKeyed | undefined> {
+  if (!cacheConfig(ctx) || located.plan) return undefined;
+  const inputs = await digestInputs(located.root, reads, ctx.req.config.config);
+  if (!inputs) return undefined;
+  const roots = typeof located.root === 'string' ? [located.root] : [...located.root.values()];
+  return { inputs, remote: Boolean(located.remote), paths: [...roots, ...inputs.hashed.keys()] };
+}
+
+/** Loads the datasets `reads` (with the files hashed before, `hashed`); database extracts named by their labels. */
+async function loadAll(ctx: RunContext, located: LocatedSources, engine: Engine, conn: DuckDBConnection, reads: readonly string[], hashed?: InputDigest['hashed']): Promise<LoadResult> {
+  const { req } = ctx;
+  // Views over checked Parquet files for datasets without derived columns (load/views.ts).
+  const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), {
+    datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready, written: located.written, cache: cacheConfig(ctx), onProgress: datasetProgress(ctx), hashed,
+  });
+  // Database extracts load while the next ones are read; every snapshot has committed here.
+  await located.settled;
+  // Tables in a DuckDB file: write what the load left in memory (added columns, collapsed
+  // duplicates) into the file, so the controls find the buffer pool free for their joins.
+  if (engine.storage === 'file') await conn.run('CHECKPOINT');
+  // Database extracts are named by database and dataset, not by their scratch file.
+  return { ...l, quarantine: labelQuarantine(l.quarantine, located.plan), datasets: labelDatasetLoads(l.datasets, located.plan) };
+}
+
+/** A kept load on the run's reporter as a load would report it: each dataset started and done, with its counts. */
+function reportKeptLoad(ctx: RunContext, loaded: LoadResult): void {
+  const onProgress = datasetProgress(ctx);
+  for (const d of loaded.datasets) {
+    const at = { dataset: d.dataset, files: d.files.length, records_read: d.records_read, quarantined: d.quarantined };
+    onProgress({ ...at, stage: 'start', records_read: 0, quarantined: 0 });
+    onProgress({ ...at, stage: 'done' });
+  }
 }
 
 /** Progress of each dataset's load on the run's reporter (core/progress.ts). */
