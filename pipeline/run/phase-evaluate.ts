@@ -99,6 +99,8 @@ async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, conn: DuckDBCo
 
 /** An exact decimal text that no typed column of `control_totals` can hold: more than 38 digits, or more than 20 before a fraction. */
 function beyondDecimal38(v: string): boolean {
+  // At most 21 characters: at most 21 digits without a fraction, at most 20 before one.
+  if (v.length <= 21) return false;
   const [int, frac] = v.replace(/^-/, '').replace(/^0+(?=[0-9])/, '').split('.');
   return frac === undefined ? int.length > 38 : int.length > 20;
 }
@@ -113,7 +115,15 @@ async function wideTotalNotes(conn: DuckDBConnection, results: readonly ControlR
   const notes: string[] = [];
   const tail = 'written to control_totals as exact text only (value_text; value_decimal and value_integer are NULL)';
   for (const r of results) {
-    const wide = Object.entries(r.totals).flatMap(([name, v]) => (typeof v === 'string' ? [[name, v]] : Object.entries(v).map(([dim, x]) => [`${name}[${dim}]`, x]))).filter(([, v]) => beyondDecimal38(v));
+    // Checked before any name is made: a control's totals may have many dims, and nearly none is wide.
+    const wide: [string, string][] = [];
+    for (const [name, v] of Object.entries(r.totals)) {
+      if (typeof v === 'string') {
+        if (beyondDecimal38(v)) wide.push([name, v]);
+      } else {
+        for (const dim in v) if (beyondDecimal38(v[dim])) wide.push([`${name}[${dim}]`, v[dim]]);
+      }
+    }
     for (const [name, v] of wide.slice(0, 20)) notes.push(`${r.control_id}: total ${name} = ${v} has more digits than DECIMAL(38) holds: ${tail}`);
     if (wide.length > 20) notes.push(`${r.control_id}: ${wide.length - 20} more totals beyond DECIMAL(38), ${tail}`);
   }
