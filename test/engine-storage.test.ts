@@ -7,9 +7,9 @@
  * environment variables, which the CLI reads from its CliIo: the runs are in process (reckonHere).
  */
 import { join } from 'node:path';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { estimateLoadBytes, explainOutOfMemory, type Engine } from '../pipeline/load/engine.js';
+import { estimateLoadBytes, explainOutOfMemory, openEngine, type Engine } from '../pipeline/load/engine.js';
 import { ConfigError, InternalError } from '../pipeline/core/errors.js';
 import { ROOT, reckonHere, scratchDir } from './helpers/cli.js';
 
@@ -66,6 +66,24 @@ describe('DuckDB storage of a run', () => {
     expect(explainOutOfMemory(config, 'loading', engine)).toBe(config);
     const other = new Error('Binder Error: no such column');
     expect(explainOutOfMemory(other, 'loading', engine)).toBe(other);
+  });
+
+  it('tables in memory never checkpoint automatically; a database file keeps DuckDB\'s 16 MiB threshold', async () => {
+    const threshold = async (storage: 'memory' | 'file') => {
+      const dir = join(tmp.dir, `ckpt-${storage}`);
+      mkdirSync(dir, { recursive: true });
+      const engine = await openEngine(dir, 1024, { storage, memoryLimit: '1GB' });
+      try {
+        const conn = await engine.instance.connect();
+        const r = await conn.runAndReadAll("SELECT current_setting('checkpoint_threshold')");
+        conn.closeSync();
+        return [engine.storage, r.getRows()[0][0]];
+      } finally {
+        engine.instance.closeSync();
+      }
+    };
+    expect(await threshold('memory')).toEqual(['memory', '931.3 GiB']);
+    expect(await threshold('file')).toEqual(['file', '16.0 MiB']);
   });
 
   it('refuses bad settings with exit 2 naming the variable', async () => {
