@@ -11,6 +11,7 @@
  *   one. Table data in memory is uncompressed (about 190 bytes a record) and, past the memory
  *   limit, is spilled uncompressed (a 10M-order day: 25 GB of temp files); a database file holds
  *   it compressed (about 45 bytes a record) and reads it back through the same buffer pool.
+ *   Tables in memory are never checkpointed automatically (MEMORY_CHECKPOINT_THRESHOLD).
  *
  * The settings' storage (`RECKON_DUCKDB_STORAGE=memory|file|auto`, default auto) overrides the
  * choice; auto picks the file when the estimated in-memory size of the records to load exceeds
