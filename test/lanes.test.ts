@@ -1,10 +1,13 @@
 /**
  * core/lanes.ts: items spread over lanes come back in the items' order whatever order they finish
  * in, a lane does one item at a time, and a failure stops new items and throws the error of the
- * first failed item. Timing is steered by promises the test resolves, not by timers.
+ * first failed item. Timing is steered by promises the test resolves, not by timers. And which
+ * runs get two lanes for their controls (run/control-lanes.ts usesLanes).
  */
 import { describe, expect, it } from 'vitest';
 import { mapOnLanes } from '../pipeline/core/lanes.js';
+import { LANES_BELOW_BYTES, usesLanes } from '../pipeline/run/control-lanes.js';
+import type { Engine } from '../pipeline/load/engine.js';
 
 /** A promise and the function that resolves it. */
 function gate(): { promise: Promise<void>; open: () => void } {
@@ -78,5 +81,19 @@ describe('mapOnLanes', () => {
   it('an empty item list gives an empty result; no lane is a RangeError', async () => {
     expect(await mapOnLanes([], ['L1', 'L2'], async () => 1)).toEqual([]);
     await expect(mapOnLanes([1], [], async () => 1)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('usesLanes (run/control-lanes.ts)', () => {
+  const engine = (threads: number, storage: 'memory' | 'file', estimated_bytes: number) => ({ threads, storage, estimated_bytes }) as Engine;
+  it('two lanes for a small day, and for a day in memory below 1 GiB estimated; one for a large day or a database file', () => {
+    expect(LANES_BELOW_BYTES).toBe(1024 ** 3);
+    expect(usesLanes(engine(1, 'memory', 10e6))).toBe(true);
+    expect(usesLanes(engine(1, 'file', 10e6))).toBe(true);
+    expect(usesLanes(engine(2, 'memory', 259_378_860))).toBe(true);
+    expect(usesLanes(engine(2, 'memory', 1024 ** 3 - 1))).toBe(true);
+    expect(usesLanes(engine(2, 'memory', 1024 ** 3))).toBe(false);
+    expect(usesLanes(engine(2, 'memory', 2.65e9))).toBe(false);
+    expect(usesLanes(engine(2, 'file', 259_378_860))).toBe(false);
   });
 });

@@ -2,8 +2,9 @@
  * The DuckDB connections the controls are evaluated on (docs/performance.md "Sample day"). A run
  * awaits its statements one after another, and on a small day each is a few milliseconds of
  * planning and execution on one DuckDB thread: a second connection of the same instance lets a
- * second control's statements run meanwhile, on the second core. A large day (DuckDB on two
- * threads already) keeps the one connection, and with it the memory of one control at a time.
+ * second control's statements run meanwhile, on the second core. So does a mid-sized day in memory
+ * (LANES_BELOW_BYTES). A large day keeps the one connection, and with it the memory of one
+ * control at a time.
  *
  * The loaded datasets and sql/common's tables and macros live in the main catalog, which both
  * connections see. What a control creates is TEMP (its `rcNN_…` objects, the run's totals and
@@ -20,20 +21,32 @@ import type { Engine } from '../load/engine.js';
 /** Connections the controls of a small day (DuckDB on one thread) are evaluated on. */
 export const SMALL_DAY_LANES = 2;
 
+/**
+ * Below this estimated in-memory size of the records to load, a day with its tables in memory gets
+ * SMALL_DAY_LANES lanes too, though DuckDB runs on two threads: most of its control statements
+ * (10–200 ms each at 100k orders, estimated 0.26 GiB) run on one core, so a second control's run
+ * meanwhile on the other (controls 2.25–2.36 s → 1.93–2.02 s, docs/performance.md). A 1M-order day
+ * (about 2.6 GiB) keeps one lane, and with it the memory of one control at a time.
+ */
+export const LANES_BELOW_BYTES = 1024 ** 3;
+
+/** Whether the controls of a run on `engine` are evaluated on SMALL_DAY_LANES connections. */
+export const usesLanes = (engine: Engine): boolean => engine.threads === 1 || (engine.storage === 'memory' && engine.estimated_bytes < LANES_BELOW_BYTES);
+
 /** The run's temp tables a control adds rows to, moved from a second lane into the first. */
 const RUN_TABLES = [INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE, DIFFERENCE_RECORDS_TABLE] as const;
 
 /**
  * Runs `fn` on every item (the selected controls) on the lanes of `engine` (the run's connection
  * `conn` alone on a large day; SMALL_DAY_LANES connections, the others UTC like the run's, when
- * DuckDB runs on one thread), each item wholly on one connection; returns the results in the
+ * usesLanes), each item wholly on one connection; returns the results in the
  * items' order (core/lanes.ts). The other lanes' rows of the run's tables are then in `conn`'s,
  * and the other connections closed. Throws what `fn` throws for the first failed item.
  */
 export async function onControlLanes<T, R>(engine: Engine, conn: DuckDBConnection, items: readonly T[], fn: (item: T, conn: DuckDBConnection) => Promise<R>): Promise<R[]> {
   const extra: DuckDBConnection[] = [];
   try {
-    for (let i = 1; engine.threads === 1 && i < Math.min(SMALL_DAY_LANES, items.length); i++) {
+    for (let i = 1; usesLanes(engine) && i < Math.min(SMALL_DAY_LANES, items.length); i++) {
       const c = await engine.instance.connect();
       extra.push(c);
       await c.run(`SET TimeZone = 'UTC'`);
