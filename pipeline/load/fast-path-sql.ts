@@ -30,6 +30,11 @@ export interface SourceColumn {
   readonly type: string;
   /** Expression reading the column from the source relation (e.g. `s."price"`). */
   readonly ref: string;
+  /**
+   * Text the run rendered itself from a database column of this type (postgres/render.ts), so
+   * it holds that type's canonical output: checked by renderedColumn where it has a cheaper test.
+   */
+  readonly rendered?: string;
 }
 
 /**
@@ -159,6 +164,25 @@ function textColumn(col: ColumnSpec, t: string): { okNonNull: string; val: strin
     case 'timezone': return { okNonNull: 'true', val: t }; // validity comes from the zone-hour join
     case 'cutoff': return { reason: 'cutoff columns (bank and custodian statements) are read by the JS path' };
   }
+}
+
+/**
+ * Cheaper acceptance of text rendered from a database column of type `rendered` (render.ts:
+ * PostgreSQL's own output in a UTC ISO session, or to_char's on Aurora DSQL), with the value
+ * textColumn computes. Such text is a canonical form, `YYYY-MM-DDTHH:MM:SS[.f{1,6}]Z` for a
+ * timestamptz and `YYYY-MM-DD` for a date, unless the value is infinite, BC or past year 9999
+ * (then the pattern or the range fails): on it the pattern and the range accept exactly what
+ * textColumn's regular expression and range accept, at a third of its cost. Undefined for any
+ * other kind or type (textColumn's test applies, as for every file the run did not render).
+ */
+function renderedColumn(col: ColumnSpec, t: string, rendered: string, val: string): { okNonNull: string; val: string } | undefined {
+  if (col.kind === 'timestamp' && rendered === 'timestamptz') {
+    return { okNonNull: `CASE WHEN ${t} LIKE '____-__-__T__:__:__%Z' AND strlen(${t}) <= 27 THEN coalesce(${val} BETWEEN TIMESTAMP '1000-01-01' AND ${TS_MAX}, false) ELSE false END`, val };
+  }
+  if (col.kind === 'date' && rendered === 'date') {
+    return { okNonNull: `CASE WHEN ${t} LIKE '____-__-__' THEN coalesce(${val} BETWEEN DATE '1000-01-01' AND DATE '9999-12-31', false) ELSE false END`, val };
+  }
+  return undefined;
 }
 
 /** Typed value and acceptance of one column of a typed Parquet source (never text). */
@@ -301,6 +325,7 @@ export function planFast(spec: DatasetSpec, sources: ReadonlyMap<string, SourceC
     if (src.type === 'VARCHAR') {
       const t = textOf(src);
       e = textColumn(col, t);
+      if (src.rendered && !('reason' in e)) e = renderedColumn(col, t, src.rendered, e.val) ?? e;
       present = `${t} IS NOT NULL`;
     } else {
       if (col.kind === 'local_timestamp' || col.kind === 'timezone') return { reason: `column ${col.name} is ${src.type}, not text` };

@@ -74,6 +74,8 @@ export interface FastTarget {
   readonly stagedPath: string;
   /** A file with more records is left to the JS reader, which stops at the bound (contract/limits.ts). */
   readonly maxRecords?: number;
+  /** A database extract this run wrote: the type each column was rendered from (WrittenFile.rendered). */
+  readonly rendered?: Readonly<Record<string, string>>;
 }
 
 /** Makes a link named `stagedPath` (generated, safe) to `realPath`: a hard link, else a symbolic one. */
@@ -300,7 +302,7 @@ export async function loadCsvFast(t: FastTarget, shape: CsvShape): Promise<FastL
   for (const col of spec.columns) {
     const at = header.flatMap((h, i) => (h === col.name ? [i] : []));
     if (at.length !== 1) return { reason: `column ${col.name} appears ${at.length} times in the header` };
-    sources.set(col.name, { type: 'VARCHAR', ref: `s.c${at[0]}` });
+    sources.set(col.name, { type: 'VARCHAR', ref: `s.c${at[0]}`, rendered: t.rendered?.[col.name] });
   }
   const plan = planFast(spec, sources, 'csv', t.config.rounding_mode);
   if ('reason' in plan) return plan;

@@ -448,14 +448,12 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
   if (views) await resetViewTables(conn);
   const wanted = options.datasets ? new Set(options.datasets) : undefined;
   const limits: FileLimits = { ...DEFAULT_FILE_LIMITS, ...config.limits };
-  for (const spec of DATASETS) {
-    if (wanted && !wanted.has(spec.name)) {
-      // Not read: no table at all (a stale one is dropped), so SQL naming it fails loudly instead
-      // of reading an empty table. sql/common runs only the statements whose datasets were loaded.
-      await dropRelation(conn, spec.name);
-      continue;
-    }
-    await options.ready?.(spec.name);
+  // Not read: no table at all (a stale one is dropped), so SQL naming it fails loudly instead
+  // of reading an empty table. sql/common runs only the statements whose datasets were loaded.
+  for (const spec of DATASETS) if (wanted && !wanted.has(spec.name)) await dropRelation(conn, spec.name);
+  const pending = DATASETS.filter((d) => !wanted || wanted.has(d.name));
+  while (pending.length) {
+    const spec = await nextReady(pending, options.ready);
     const folder = await listDatasetFolder(datasetRoot(root, spec.name), spec.name);
     const cols = tableColumns(spec);
     const colDefs = cols.map((c) => `${ident(c.name)} ${c.type}`).join(', ');
@@ -584,7 +582,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
         let viewFile: ViewFile | undefined;
         let viewRecords = 0;
         if (fast && stagedPath) {
-          const target: FastTarget = { conn, spec, config, rawTable: table, relPath: file.relPath, stagedPath, maxRecords: limits.max_file_records };
+          const target: FastTarget = { conn, spec, config, rawTable: table, relPath: file.relPath, stagedPath, maxRecords: limits.max_file_records, rendered: known?.rendered };
           const shape: CsvShape | undefined = known ? known.shape : scan?.result();
           const r: FastLoad | { reason: string } = file.format === 'parquet' ? await loadParquetFast(target, viewable ? 'view' : 'insert') : await loadCsvFast(target, shape!);
           if ('events' in r && r.values) {
@@ -735,8 +733,31 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
   }
   await dropFastTables(conn);
   await cache?.evict();
+  inContractOrder(loads, quarantine);
   const cutoffMappings = [...cutoffs.values()].map(({ micros: _m, ...rest }) => rest).sort((a, b) => (a.timezone + a.local < b.timezone + b.local ? -1 : 1));
   return { datasets: loads, quarantine, cutoffMappings, viewFiles: viewStamps };
+}
+
+/**
+ * Takes from `pending` (in contract order) the first dataset whose files are in place (`ready`):
+ * datasets load in the order their database extracts finish, so the loader works while the
+ * largest extract is still being read. Without `ready`, the first. A rejection stops the load.
+ */
+async function nextReady(pending: DatasetSpec[], ready?: (dataset: string) => Promise<void>): Promise<DatasetSpec> {
+  const i = ready ? await Promise.race(pending.map((d, k) => ready(d.name).then(() => k))) : 0;
+  return pending.splice(i, 1)[0];
+}
+
+/**
+ * Puts the loads and the quarantine back in contract order (stable: a dataset's entries keep
+ * their order), so the manifest and outputs are the same whatever order the datasets loaded in.
+ */
+function inContractOrder(loads: DatasetLoad[], quarantine: QuarantineEntry[]): void {
+  const rank = new Map(DATASETS.map((d, i) => [d.name, i]));
+  const byRank = (a: string, b: string) => (rank.get(a) ?? DATASETS.length) - (rank.get(b) ?? DATASETS.length);
+  if (loads.every((l, i) => i === 0 || byRank(loads[i - 1].dataset, l.dataset) < 0)) return;
+  loads.sort((a, b) => byRank(a.dataset, b.dataset));
+  quarantine.sort((a, b) => byRank(a.dataset, b.dataset));
 }
 
 /**

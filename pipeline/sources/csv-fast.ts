@@ -34,6 +34,11 @@ export interface WrittenFile {
   readonly sha256: string;
   readonly size: number;
   readonly shape: CsvShape;
+  /**
+   * The database type each column's text was rendered from (postgres/render.ts), by column name:
+   * the loader's fast path may check such text by its canonical form (load/fast-path-sql.ts).
+   */
+  readonly rendered?: Readonly<Record<string, string>>;
 }
 
 /**

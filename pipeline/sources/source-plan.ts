@@ -203,7 +203,7 @@ async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, Datase
       extracts.push(await (await extraction()).extractDatabase(db, mine, dir, opts.window, (x, file) => {
         if (x.fault) faults.set(x.dataset, [{ file: databaseLabel(name, x.dataset), ...x.fault }]);
         // The loader matches files by real path; the dataset is ready once its file is known.
-        const known = file ? realpath(file.path).then((p) => { written.set(p, { sha256: file.sha256, size: file.size, shape: file.shape }); }, () => undefined) : Promise.resolve();
+        const known = file ? realpath(file.path).then((p) => { written.set(p, { sha256: file.sha256, size: file.size, shape: file.shape, rendered: file.rendered }); }, () => undefined) : Promise.resolve();
         void known.then(() => pending.get(x.dataset)!.resolve());
       }, opts.fault));
     } catch (e) {

@@ -351,5 +351,7 @@ async function extractDataset(db: Session, s: DatabaseSource, folder: string, wi
   const file = join(folder, 'extract.csv');
   const r = db.target.reader === 'cursor' ? await cursorToFile(db, plan, file) : await copyToFile(db, plan, file);
   const extract: DatasetExtract = { ...base, sql: plan.sql, sql_sha256: sha256Hex(plan.sql), rows: r.rows, bytes: r.bytes, content_sha256: r.sha256, header: plan.header, watermark, ...(fault ? { fault } : {}) };
-  return { extract, written: { path: file, sha256: r.sha256, size: r.bytes, shape: r.shape } };
+  // The loader may check each contract column's text by the canonical form of its type.
+  const rendered = Object.fromEntries(plan.columns.filter((c) => c.role === 'contract').map((c) => [c.name, c.type]));
+  return { extract, written: { path: file, sha256: r.sha256, size: r.bytes, shape: r.shape, rendered } };
 }
