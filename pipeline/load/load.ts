@@ -165,8 +165,9 @@ export interface LoadOptions {
    */
   readonly faults?: ReadonlyMap<string, readonly DatasetFault[]>;
   /**
-   * Awaited before each dataset that is read: resolves once its files are in place (a database
-   * extract still being written while earlier datasets load); a rejection stops the load.
+   * Resolves once a dataset's files are in place (a database extract still being written while
+   * other datasets load); a rejection stops the load. With it, datasets load in the order they
+   * become ready (contract order among those ready), and the result is put back in contract order.
    */
   readonly ready?: (dataset: string) => Promise<void>;
   /**
