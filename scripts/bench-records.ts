@@ -55,7 +55,7 @@ try {
   }
   t0 = performance.now();
   const [out] = await writeOutputs(conn, join(scratch, 'staging'), date, 'bench', {}, { difference_records: OUTPUT_TABLES.difference_records }, { difference_records: differenceRecordsQuery('bench', window) });
-  console.log(`difference_records: ${out.rows} rows, ${out.size} bytes of Parquet, written in ${ms(t0)} ms`);
+  console.log(`difference_records: ${out.rows} rows, ${out.size} bytes of Parquet (sha256 ${out.sha256}), written in ${ms(t0)} ms`);
   console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`);
   conn.closeSync();
   engine.instance.closeSync();

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { athenaColumnType, athenaDdl } from '../pipeline/athena/ddl.js';
 import { outputTypeOfParquet } from '../pipeline/athena/schema.js';
 import { BREAK_OUTPUT_TABLES } from '../pipeline/outputs/break-tables.js';
-import { OUTPUT_TABLES, writeOutputs, type OutputColumn } from '../pipeline/outputs/outputs.js';
+import { OUTPUT_TABLES, timestampMsExpr, writeOutputs, type OutputColumn } from '../pipeline/outputs/outputs.js';
 import { InternalError } from '../pipeline/core/errors.js';
 import { scratchDir } from './helpers/cli.js';
 import { withDuck } from './helpers/duckdb.js';
@@ -105,6 +105,21 @@ describe('writeOutputs types', () => {
       expect(o.rows).toBe(2);
       const r = await conn.runAndReadAll(`SELECT a, b::VARCHAR AS b FROM read_parquet('${o.localPath}', hive_partitioning = false) ORDER BY b`);
       expect(r.getRowObjectsJson()).toEqual([{ a: 'first', b: '7' }, { a: 'second', b: '8' }]);
+    });
+  });
+
+  it('copies a typed query as it is, and refuses one whose column types are not the table\'s or that follows text rows', async () => {
+    await withDuckAndDir(async (conn, dir) => {
+      const t = { t: [{ name: 'a', parquet: 'VARCHAR' }, { name: 'b', parquet: 'BIGINT' }, { name: 'c', parquet: 'TIMESTAMP_MS' }] };
+      const write = (runId: string, rows: Record<string, string | null>[], typed: string) => writeOutputs(conn, dir, '2026-11-02', runId, { t: rows }, t, { t: { typed } });
+      const refusal = async (p: Promise<unknown>) => p.then(() => 'written', (e: Error) => `${e instanceof InternalError ? 'InternalError' : e.name}: ${e.message}`);
+      const good = `SELECT b::VARCHAR AS a, b, ${timestampMsExpr("'2026-11-02T00:00:00.123Z'")} AS c FROM range(3) r(b)`;
+      expect(await refusal(write('run-tq', [], `SELECT 'x' AS a, '1' AS b, TIMESTAMP_MS '2026-11-02 00:00:00' AS c`))).toBe('InternalError: output t: a typed query selects b as VARCHAR, not BIGINT');
+      expect(await refusal(write('run-tr', [{ a: 'x', b: '1', c: null }], good))).toBe('InternalError: output t: a typed query cannot follow rows staged as text');
+      const [o] = await write('run-tk', [], good);
+      expect(o.rows).toBe(3);
+      const r = await conn.runAndReadAll(`SELECT a, b::VARCHAR AS b, c::VARCHAR AS c FROM read_parquet('${o.localPath}', hive_partitioning = false) ORDER BY b`);
+      expect(r.getRowObjectsJson()).toEqual(['0', '1', '2'].map((b) => ({ a: b, b, c: '2026-11-02 00:00:00.123' })));
     });
   });
 

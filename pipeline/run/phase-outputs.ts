@@ -14,7 +14,7 @@ import { literal } from '../core/sql-text.js';
 import { windowDate } from '../contract/window.js';
 import type { LoadResult } from '../load/load.js';
 import { BREAK_OUTPUT_TABLES, breakOutputRows } from '../outputs/break-tables.js';
-import { OUTPUT_TABLES, writeOutputs, type OutputObject, type OutputQueries, type OutputRow } from '../outputs/outputs.js';
+import { OUTPUT_TABLES, timestampMsExpr, writeOutputs, type OutputObject, type OutputQueries, type OutputRow } from '../outputs/outputs.js';
 import { overlay } from '../breaks/break-plan.js';
 import { stageOutputs } from '../publish/staging.js';
 import { timed, type LoadedInputs, type RunContext, type SettledResults } from './context.js';
@@ -74,13 +74,15 @@ function totalRowsQuery(ctx: RunContext, results: readonly ControlResult[]): Out
 }
 
 /**
- * The query selecting the difference_records rows of run `runId` (DIFFERENCE_RECORDS_TABLE, filled
- * by each control's records.sql and never read into JavaScript whole), in the order of control,
- * kind, key, side, dataset, file and record number, as text columns named as the table's.
+ * The typed query selecting the difference_records rows of run `runId` (DIFFERENCE_RECORDS_TABLE,
+ * filled by each control's records.sql and never read into JavaScript whole), in the order of
+ * control, kind, key, side, dataset, file and record number, with the table's column types: the
+ * window's timestamps typed once, not per row, and record_number kept BIGINT (no text round trip).
  */
-export function differenceRecordsQuery(runId: string, window: { readonly start: string; readonly end: string }): string {
-  return `SELECT ${literal(runId)} AS run_id, ${literal(window.start)} AS window_start, ${literal(window.end)} AS window_end, `
-    + `r.control_id, r.kind, r.key, r.side, r.dataset, r.file, r.record_number::VARCHAR AS record_number, r.record_key FROM ${DIFFERENCE_RECORDS_TABLE} r `
-    // Qualified: the bare name would sort by the text alias (10 before 9).
-    + 'ORDER BY r.control_id, r.kind, r.key, r.side, r.dataset, r.file, r.record_number';
+export function differenceRecordsQuery(runId: string, window: { readonly start: string; readonly end: string }): { typed: string } {
+  return {
+    typed: `SELECT ${literal(runId)} AS run_id, ${timestampMsExpr(literal(window.start))} AS window_start, ${timestampMsExpr(literal(window.end))} AS window_end, `
+      + `r.control_id, r.kind, r.key, r.side, r.dataset, r.file, r.record_number, r.record_key FROM ${DIFFERENCE_RECORDS_TABLE} r `
+      + 'ORDER BY r.control_id, r.kind, r.key, r.side, r.dataset, r.file, r.record_number',
+  };
 }
