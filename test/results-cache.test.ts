@@ -123,6 +123,20 @@ describe('the results cache', () => {
     expect(forged.cli.json.results_digest).toBe(off.cli.json.results_digest);
   });
 
+  it('refuses, reports and replaces an entry one of whose data files was deleted (not a silent miss forever)', async () => {
+    const entries = join(cacheDir, 'results', 'entries');
+    const [key] = readdirSync(entries);
+    rmSync(join(entries, key, 'difference_records.parquet'));
+    const deleted = await run(env);
+    expect(deleted.cli.json.results_digest).toBe(off.cli.json.results_digest);
+    expect(deleted.manifest.evaluation.RC01).toEqual({ evaluated: 'now', entry: key, first_run: deleted.manifest.run_id, refused: 'difference_records.parquet is missing from its entry' });
+    expect(deleted.cli.stderr).toMatch(/results cache entry [0-9a-f]{12}… refused and the controls evaluated again: difference_records.parquet is missing from its entry/);
+    expect(await outputRows(deleted)).toEqual(await outputRows(off));
+    const again = await run(env);
+    expect(again.manifest.evaluation.RC01).toEqual({ evaluated: 'reused', entry: key, first_run: deleted.manifest.run_id });
+    expect(again.cli.json.results_digest).toBe(off.cli.json.results_digest);
+  });
+
   it('misses when an input file, a control param, the rounding mode, the window or the code changes', async () => {
     const entry = hit.manifest.evaluation.RC01.entry;
     const changed = await run(env, [], CHANGED);

@@ -267,7 +267,12 @@ export class DeliveryCache {
       try {
         await link(from, staged).catch(() => copyFile(from, staged));
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // evicted meanwhile: a miss
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+          // Evicted meanwhile (the whole folder went to trash): a miss. A folder still there without
+          // this file is a damaged entry: refused (reported, removed, replaced), never a silent miss.
+          const evicted = await stat(join(dir, 'entry.json')).then(() => false, () => true);
+          return evicted ? undefined : { refused: `${fileOf(name)} is missing from its entry` };
+        }
         return { refused: `${fileOf(name)} cannot be read: ${(e as Error).message}` };
       }
       const got = await hashFile(staged);
