@@ -41,6 +41,13 @@ async function run(env: Record<string, string>, extra: string[] = [], sources = 
   return { cli, manifest: JSON.parse(readFileSync(cli.json.manifest.path, 'utf8')) };
 }
 
+/** A run with the cache off, then, on the cache of `env`, a miss and a hit (in that order: the hit reuses the miss's entry). */
+async function offMissHit(env: Record<string, string>, sources: string): Promise<{ off: Run; miss: Run; hit: Run }> {
+  const off = await run({ RECKON_CACHE: 'off' }, [], sources);
+  const miss = await run(env, [], sources);
+  return { off, miss, hit: await run(env, [], sources) };
+}
+
 /** `--json`'s controls without the next steps (they name the run's store). */
 const controlsJson = (r: Run) => JSON.stringify(r.cli.json.controls, (k, v: unknown) => (k === 'next' ? undefined : v));
 const evaluated = (r: Run) => new Set(Object.values(r.manifest.evaluation).map((e: any) => e.evaluated));
@@ -66,9 +73,7 @@ describe('the results cache', () => {
   let hit: Run;
 
   beforeAll(async () => {
-    off = await run({ RECKON_CACHE: 'off' });
-    miss = await run(env);
-    hit = await run(env);
+    ({ off, miss, hit } = await offMissHit(env, SOURCES));
   });
 
   it('gives byte-identical results digests, totals, differences and outputs on a miss and on a hit', async () => {
@@ -240,9 +245,7 @@ describe('an unchanged rerun skips the load', () => {
     rmSync(join(day, 'orders', '_watermark.json'));
     writeFileSync(join(day, 'ledger_postings', '_watermark.json'), '{"watermark": ');
     writeFileSync(join(day, 'orders', 'notes.txt'), 'not data\n');
-    off = await run({ RECKON_CACHE: 'off' }, [], day);
-    miss = await run(env, [], day);
-    hit = await run(env, [], day);
+    ({ off, miss, hit } = await offMissHit(env, day));
   });
 
   it('hashes every object and loads none: the manifest, quarantine, watermarks, digest and outputs are a miss\'s', async () => {
