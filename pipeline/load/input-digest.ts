@@ -7,7 +7,9 @@
  * rerun by them (run/results-cache.ts) and so can skip the load.
  *
  * Each file is hashed once: the load takes its SHA-256 from here (`hashed`) when the file's size,
- * modification time and inode are still those seen before it was hashed.
+ * modification time, inode and change time are still those seen before it was hashed. The change
+ * time is what catches a same-size rewrite whose modification time was put back (`touch -r`):
+ * no user call sets it.
  */
 import { stat } from 'node:fs/promises';
 import type { LoadRules } from '../contract/money.js';
@@ -23,7 +25,12 @@ export interface FileStamp {
   readonly size: number;
   readonly mtimeMs: number;
   readonly ino: number;
+  /** Status change time: moved by any write, rename or link, and by no call a user can make to set it. */
+  readonly ctimeMs: number;
 }
+
+/** The stamp of a stat result. */
+export const stampOf = (st: FileStamp): FileStamp => ({ size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, ctimeMs: st.ctimeMs });
 
 /** A data file hashed before the load, by real path: SHA-256, size, stamp, and for plain CSV its shape. */
 export interface HashedFile {
@@ -58,8 +65,16 @@ export interface InputDigest {
   readonly hashed: ReadonlyMap<string, HashedFile>;
 }
 
-/** True when `st` is still the file stamped `stamp`. */
-export function sameStamp(stamp: FileStamp, st: { size: number; mtimeMs: number; ino: number }): boolean {
+/** True when `st` is still the file stamped `stamp` (size, modification time, inode, change time). */
+export function sameStamp(stamp: FileStamp, st: FileStamp): boolean {
+  return sameContentStamp(stamp, st) && st.ctimeMs === stamp.ctimeMs;
+}
+
+/**
+ * True when `st` has the size, modification time and inode of `stamp`: what a hard link of the
+ * file (staging) leaves alone, though it moves the change time.
+ */
+export function sameContentStamp(stamp: FileStamp, st: FileStamp): boolean {
   return st.size === stamp.size && st.mtimeMs === stamp.mtimeMs && st.ino === stamp.ino;
 }
 
@@ -98,7 +113,7 @@ export async function digestInputs(root: DatasetRoots, datasets: readonly string
         }
         const scan = f.format === 'csv' && !f.gzip ? new CsvShapeScan() : undefined;
         const h = await hashFile(f.realPath, scan && ((b) => scan.chunk(b)));
-        hashed.set(f.realPath, { ...h, stamp: { size: st.size, mtimeMs: st.mtimeMs, ino: st.ino }, ...(scan ? { shape: scan.result() } : {}) });
+        hashed.set(f.realPath, { ...h, stamp: stampOf(st), ...(scan ? { shape: scan.result() } : {}) });
         files.push({ path: f.relPath, format, size: h.size, sha256: h.sha256, refused: null });
       }
       out.push({

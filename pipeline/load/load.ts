@@ -21,7 +21,7 @@ import { ChunkAppender, type Cell } from './chunks.js';
 import { dropFastTables, loadCsvFast, loadParquetFast, parquetViewValues, stageLink, type FastLoad, type FastTarget } from './fast-path.js';
 import { closeFileTable, FILE_TABLE, insertCachedRows, openFileTable, restoreViewCheck, writeViewCheck } from './cached-load.js';
 import type { QuarantineEntry } from './quarantine-entry.js';
-import { sameStamp, type FileStamp, type HashedFile } from './input-digest.js';
+import { sameContentStamp, sameStamp, stampOf, type FileStamp, type HashedFile } from './input-digest.js';
 import { DeliveryCache, type CacheHit, type CheckedFile, type DeliveryCacheConfig, type FileKeyParts, type KeptFiles } from './delivery-cache.js';
 import { dropRelation, dropRelations, finishViewDataset, registerViewFile, resetViewTables, type ViewFile } from './views.js';
 import { ianaZone, mapCutoff, mapRecordLocalTime, type CutoffRule } from '../contract/local-time.js';
@@ -183,7 +183,7 @@ export interface LoadOptions {
   readonly written?: ReadonlyMap<string, WrittenFile>;
   /**
    * Data files hashed before the load (input-digest.ts), by real path: a file whose size,
-   * modification time and inode are still those stamped is not read again to hash it.
+   * modification time, inode and change time are still those stamped is not read again to hash it.
    */
   readonly hashed?: ReadonlyMap<string, HashedFile>;
   /** Called as loading goes (for progress on stderr): see LoadProgress. */
@@ -251,10 +251,19 @@ interface KeepRequest {
   readonly rejectCount: number;
 }
 
-/** True when the file at `path` has the same size, modification time and inode as `before`. */
+/** True when the file at `path` still has `before`'s stamp (size, modification time, inode, change time). */
 async function unchanged(path: string, before: FileStamp | undefined): Promise<boolean> {
   const now = await stat(path).catch(() => undefined);
-  return Boolean(before && now && now.size === before.size && now.mtimeMs === before.mtimeMs && now.ino === before.ino);
+  return Boolean(before && now && sameStamp(before, now));
+}
+
+/**
+ * The stamp to hold `path` to after it was staged: staging hard-links it, which moves its change
+ * time and nothing else; undefined when size, modification time or inode moved too (it changed).
+ */
+async function restamp(path: string, before: FileStamp | undefined): Promise<FileStamp | undefined> {
+  const now = await stat(path).catch(() => undefined);
+  return before && now && sameContentStamp(before, now) ? stampOf(now) : undefined;
 }
 
 /** The check of a file as the delivery cache keeps it (entries without dataset and file, cutoffs with µs as text). */
@@ -536,7 +545,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
         // Hashed before the load (input-digest.ts) and unchanged since: not read again to hash it.
         const pre = options.hashed?.get(realPath);
         const hashed = pre && seen && sameStamp(pre.stamp, seen) && (!scan || pre.shape) ? pre : undefined;
-        const before: FileStamp | undefined = hashed ? hashed.stamp : cache ? seen : undefined;
+        let before: FileStamp | undefined = hashed ? hashed.stamp : cache && seen ? stampOf(seen) : undefined;
         if (hashed?.shape) known = { sha256: hashed.sha256, size: hashed.size, shape: hashed.shape };
         try {
           const h = known && known.size === onDisk ? known : hashed ?? await hashFile(realPath, scan && ((b) => scan.chunk(b)));
@@ -558,6 +567,8 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
           // DuckDB reads file names as globs and through SQL text: it only ever sees this generated name.
           stagedPath = join(stagingDir, `${file.format === 'parquet' ? 'p' : 'c'}${String(++staged).padStart(6, '0')}.${file.format}`);
           try {
+            // The stamp must hold up to the link, which moves the change time (restamped after it).
+            if (!(await unchanged(realPath, before))) before = undefined;
             await stageLink(realPath, stagedPath);
             // DuckDB opens the link by path: it must still be the regular file that was hashed.
             const st = await stat(stagedPath);
@@ -569,6 +580,7 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
             }
             stagedPath = undefined;
           }
+          if (stagedPath) before = await restamp(realPath, before);
         }
         const parts: FileKeyParts | undefined = cache && { sha256: fl.sha256, dataset: spec.name, format: file.format, gzip: file.gzip, viewable, fast };
         const key = parts && cache!.key(parts);
