@@ -96,8 +96,12 @@ async function moveLargeTotals(conn: DuckDBConnection, def: ControlDefinition, t
   return large;
 }
 
-/** The totals object of the columns (name, dim, value) of rows sorted by name and dim; a NULL value counts as 0. */
-function totalsObject(def: ControlDefinition, [names, dims, values]: readonly (readonly (string | null)[])[]): Totals {
+/**
+ * The totals object of the columns (name, dim, value) of rows sorted by name and dim; a NULL value
+ * counts as 0. No rows (an empty window of a control whose totals are all keyed, RC05) give no
+ * columns at all: the object is empty.
+ */
+function totalsObject(def: ControlDefinition, [names = [], dims = [], values = []]: readonly (readonly (string | null)[])[]): Totals {
   const totals: Totals = {};
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
