@@ -122,6 +122,21 @@ function fundsType(f: Fields, where: Where): { code: string; valueDate: string |
   }
 }
 
+interface FileHeader { readonly sender: string; readonly receiver: string; readonly date: string; readonly time: string; readonly fileId: string; readonly line: number }
+interface FileTrailer { readonly total: bigint; readonly groups: bigint; readonly records: bigint; readonly line: number }
+
+/** What the records read so far have built: the file header, the groups, the open group and account. */
+interface Bai2Parse {
+  readonly file: ProviderFile;
+  readonly result: ParseResult;
+  header: FileHeader | null;
+  readonly groups: Group[];
+  group: Group | null;
+  account: Account | null;
+  fileRecords: number;
+  fileTrailer: FileTrailer | null;
+}
+
 /**
  * Parses one BAI2 file into one statement per account and every control total the format
  * carries. Throws ProviderValueError (exit 3) for a record that cannot be read: an unknown record
@@ -132,6 +147,23 @@ export function parseBai2(file: ProviderFile, fileIndex: number): ParseResult {
   const { text, encoding } = decodeText(file.bytes);
   const result = emptyResult('BAI2');
   if (encoding !== 'utf-8') result.notes.push('the file is not valid UTF-8; read as ISO-8859-1');
+  const p: Bai2Parse = { file, result, header: null, groups: [], group: null, account: null, fileRecords: 0, fileTrailer: null };
+  for (const r of logicalRecords(file, text, result)) readRecord(p, r);
+  if (!p.header) result.findings.push({ check: 'bai2.structure', scope: 'file', detail: 'no file header (01)' });
+  if (!p.fileTrailer) result.findings.push({ check: 'bai2.structure', scope: 'file', detail: 'no file trailer (99): the file may be truncated' });
+  result.counts.records = p.fileRecords;
+  result.counts.groups = p.groups.length;
+  result.counts.accounts = p.groups.reduce((n, g) => n + g.accounts.length, 0);
+  result.counts.details = p.groups.reduce((n, g) => n + g.accounts.reduce((m, a) => m + a.details.length, 0), 0);
+  checkTotals(p, fileIndex);
+  return result;
+}
+
+/**
+ * Physical lines → logical records: an 88 record is joined onto the record before it, trailing
+ * spaces are cut and blank lines skipped (both noted). A malformed 88 after a 16 is a finding.
+ */
+function logicalRecords(file: ProviderFile, text: string, result: ParseResult): LogicalRecord[] {
   const physical = text.split(/\r\n|\n|\r/);
   const records: LogicalRecord[] = [];
   let trailingSpaces = 0;
@@ -164,166 +196,166 @@ export function parseBai2(file: ProviderFile, fileIndex: number): ParseResult {
   }
   if (trailingSpaces) result.notes.push(`${trailingSpaces} record(s) end with trailing spaces after the record; ignored`);
   if (blank) result.notes.push(`${blank} blank line(s) skipped`);
+  return records;
+}
 
-  let header: { sender: string; receiver: string; date: string; time: string; fileId: string; line: number } | null = null;
-  const groups: Group[] = [];
-  let group: Group | null = null;
-  let account: Account | null = null;
-  let fileRecords = 0;
-  let fileTrailer: { total: bigint; groups: bigint; records: bigint; line: number } | null = null;
-  const w = (r: LogicalRecord): Where => ({ file: file.name, line: r.line });
-  const structural = (r: LogicalRecord, detail: string) => result.findings.push({ check: 'bai2.structure', scope: `line ${r.line}`, detail, line: r.line });
+const where = (p: Bai2Parse, r: LogicalRecord): Where => ({ file: p.file.name, line: r.line });
+const structural = (p: Bai2Parse, r: LogicalRecord, detail: string) => p.result.findings.push({ check: 'bai2.structure', scope: `line ${r.line}`, detail, line: r.line });
+/** The record's fields up to its '/' terminator. */
+const plainFields = (p: Bai2Parse, r: LogicalRecord) => new Fields((r.text.includes('/') ? r.text.slice(0, r.text.indexOf('/')) : r.text).split(','), where(p, r), `record ${r.code}`);
 
-  for (const r of records) {
-    fileRecords += r.physical;
-    if (group) group.records += r.physical;
-    if (account && !account.trailer && r.code !== '03') account.records += r.physical;
-    const plain = () => new Fields((r.text.includes('/') ? r.text.slice(0, r.text.indexOf('/')) : r.text).split(','), w(r), `record ${r.code}`);
-    switch (r.code) {
-      case '01': {
-        if (header) structural(r, 'a second file header (01)');
-        const f = plain();
-        header = { sender: f.next('sender'), receiver: f.next('receiver'), date: f.next('creation date'), time: f.next('creation time'), fileId: f.next('file id'), line: r.line };
-        f.optional(); f.optional();
-        const version = f.optional();
-        if (version !== '2') result.notes.push(`file header version '${version}' (BAI2 is '2')`);
-        yymmddToDate(header.date, w(r), 'file creation date');
-        fileRecords = r.physical;
-        break;
-      }
-      case '02': {
-        if (group) structural(r, `group at line ${group.line} has no trailer (98)`);
-        const f = plain();
-        f.next('ultimate receiver');
-        const originator = f.next('originator');
-        const status = f.next('group status');
-        const asOf = yymmddToDate(f.next('as-of date'), w(r), 'as-of date');
-        const asOfTime = f.optional();
-        const currency = f.optional();
-        const modifier = f.optional();
-        if (currency !== '') currencyExponent(currency, w(r));
-        group = { line: r.line, originator, status, asOfDate: asOf, asOfTime, currency, modifier, accounts: [], records: r.physical };
-        groups.push(group);
-        account = null;
-        break;
-      }
-      case '03': {
-        if (!group) throw new ProviderValueError(file.name, r.line, 'bai2_structure', 'account record (03) outside a group');
-        if (account && !account.trailer) structural(r, `account at line ${account.line} has no trailer (49)`);
-        const f = plain();
-        const number = f.next('account number');
-        const ccy = f.optional();
-        const currency = ccy || group.currency || 'USD';
-        currencyExponent(currency, w(r));
-        account = {
-          line: r.line, number, currency, currencyDefaulted: !ccy && !group.currency, summaries: [], details: [], detailAmounts: [], records: r.physical,
-          amountTotal: 0n, credits: { n: 0n, sum: 0n }, debits: { n: 0n, sum: 0n },
-        };
-        group.accounts.push(account);
-        while (f.remaining > 0) {
-          const type = f.optional();
-          if (type === '' && f.remaining <= 3) break; // trailing empty fields
-          const amountText = f.optional();
-          const countText = f.optional();
-          const amount = amountText === '' ? null : signedAmount(amountText, w(r), `summary ${type} amount`);
-          const count = countOf(countText, w(r), `summary ${type} item count`);
-          fundsType(f, w(r));
-          if (type === '' && amount === null) continue; // a defaulted summary group
-          if (!/^[0-9]{3}$/.test(type)) throw new ProviderValueError(file.name, r.line, 'bai2_type_code', `summary type code '${type}' is not three digits`);
-          account.summaries.push({ type, amount, amountText, count });
-          if (amount !== null) account.amountTotal += amount;
-        }
-        break;
-      }
-      case '16': {
-        if (!account || account.trailer) throw new ProviderValueError(file.name, r.line, 'bai2_structure', 'transaction detail (16) outside an account');
-        const t = r.text.endsWith('/') ? r.text.slice(0, -1) : r.text;
-        const f = new Fields(t.split(','), w(r), 'record 16');
-        const type = f.next('type code');
-        const amountText = f.next('amount');
-        if (!UNSIGNED_RE.test(amountText)) throw new ProviderValueError(file.name, r.line, 'bai2_amount', `detail amount '${amountText}' is not an unsigned amount (digits, no decimal point)`);
-        const sign = bai2TypeSign(type);
-        if (sign === 0n) throw new ProviderValueError(file.name, r.line, 'bai2_type_code', `detail type code '${type}' is neither a credit (100–399, 920–959) nor a debit (400–699, 960–999)`);
-        const funds = fundsType(f, w(r));
-        const bankRef = f.optional().replace(/ +$/, '');
-        const custRef = f.optional().replace(/ +$/, '');
-        const detailText = f.rest().replace(/ +$/, '');
-        const amount = BigInt(amountText);
-        account.amountTotal += amount;
-        account.detailAmounts.push(amount);
-        if (sign > 0n) { account.credits.n += 1n; account.credits.sum += amount; } else { account.debits.n += 1n; account.debits.sum += amount; }
-        const meta: Record<string, string> = { type_code: type };
-        if (bankRef) meta.bank_ref = bankRef;
-        if (detailText) meta.text = detailText;
-        if (funds.code) meta.funds_type = funds.code;
-        account.details.push({ amountMinor: sign * amount, currency: account.currency, valueDate: funds.valueDate ?? group!.asOfDate, reference: custRef === '' ? null : custRef, line: r.line, meta });
-        break;
-      }
-      case '49': {
-        if (!account || account.trailer) throw new ProviderValueError(file.name, r.line, 'bai2_structure', 'account trailer (49) without an account');
-        const f = plain();
-        account.trailer = { total: signedAmount(f.next('account control total'), w(r), 'account control total'), records: countOf(f.next('number of records'), w(r), 'number of records') ?? -1n, line: r.line };
-        break;
-      }
-      case '98': {
-        if (!group) throw new ProviderValueError(file.name, r.line, 'bai2_structure', 'group trailer (98) without a group');
-        if (account && !account.trailer) structural(r, `account at line ${account.line} has no trailer (49)`);
-        const f = plain();
-        group.trailer = {
-          total: signedAmount(f.next('group control total'), w(r), 'group control total'),
-          accounts: countOf(f.next('number of accounts'), w(r), 'number of accounts') ?? -1n,
-          records: countOf(f.next('number of records'), w(r), 'number of records') ?? -1n,
-          line: r.line,
-        };
-        group = null;
-        account = null;
-        break;
-      }
-      case '99': {
-        if (group) structural(r, `group at line ${group.line} has no trailer (98)`);
-        const f = plain();
-        fileTrailer = {
-          total: signedAmount(f.next('file control total'), w(r), 'file control total'),
-          groups: countOf(f.next('number of groups'), w(r), 'number of groups') ?? -1n,
-          records: countOf(f.next('number of records'), w(r), 'number of records') ?? -1n,
-          line: r.line,
-        };
-        group = null;
-        account = null;
-        break;
-      }
-      default:
-        throw new ProviderValueError(file.name, r.line, 'bai2_record', `record code '${r.code}' is not a BAI2 record (01, 02, 03, 16, 88, 49, 98, 99)`);
-    }
+/** Counts the record into its file, group and account, then reads it by its code. */
+function readRecord(p: Bai2Parse, r: LogicalRecord): void {
+  p.fileRecords += r.physical;
+  if (p.group) p.group.records += r.physical;
+  if (p.account && !p.account.trailer && r.code !== '03') p.account.records += r.physical;
+  const reader = RECORD_READERS[r.code];
+  if (!reader) throw new ProviderValueError(p.file.name, r.line, 'bai2_record', `record code '${r.code}' is not a BAI2 record (01, 02, 03, 16, 88, 49, 98, 99)`);
+  reader(p, r);
+}
+
+const RECORD_READERS: Readonly<Record<string, (p: Bai2Parse, r: LogicalRecord) => void>> = {
+  '01': readFileHeader,
+  '02': readGroupHeader,
+  '03': readAccount,
+  '16': readDetail,
+  '49': readAccountTrailer,
+  '98': readGroupTrailer,
+  '99': readFileTrailer,
+};
+
+function readFileHeader(p: Bai2Parse, r: LogicalRecord): void {
+  if (p.header) structural(p, r, 'a second file header (01)');
+  const f = plainFields(p, r);
+  p.header = { sender: f.next('sender'), receiver: f.next('receiver'), date: f.next('creation date'), time: f.next('creation time'), fileId: f.next('file id'), line: r.line };
+  f.optional(); f.optional();
+  const version = f.optional();
+  if (version !== '2') p.result.notes.push(`file header version '${version}' (BAI2 is '2')`);
+  yymmddToDate(p.header.date, where(p, r), 'file creation date');
+  p.fileRecords = r.physical;
+}
+
+function readGroupHeader(p: Bai2Parse, r: LogicalRecord): void {
+  if (p.group) structural(p, r, `group at line ${p.group.line} has no trailer (98)`);
+  const f = plainFields(p, r);
+  f.next('ultimate receiver');
+  const originator = f.next('originator');
+  const status = f.next('group status');
+  const asOf = yymmddToDate(f.next('as-of date'), where(p, r), 'as-of date');
+  const asOfTime = f.optional();
+  const currency = f.optional();
+  const modifier = f.optional();
+  if (currency !== '') currencyExponent(currency, where(p, r));
+  p.group = { line: r.line, originator, status, asOfDate: asOf, asOfTime, currency, modifier, accounts: [], records: r.physical };
+  p.groups.push(p.group);
+  p.account = null;
+}
+
+/** 03: the account, its currency and its summaries (type code, amount, item count, funds type). */
+function readAccount(p: Bai2Parse, r: LogicalRecord): void {
+  const group = p.group;
+  if (!group) throw new ProviderValueError(p.file.name, r.line, 'bai2_structure', 'account record (03) outside a group');
+  if (p.account && !p.account.trailer) structural(p, r, `account at line ${p.account.line} has no trailer (49)`);
+  const f = plainFields(p, r);
+  const number = f.next('account number');
+  const ccy = f.optional();
+  const currency = ccy || group.currency || 'USD';
+  currencyExponent(currency, where(p, r));
+  const account: Account = {
+    line: r.line, number, currency, currencyDefaulted: !ccy && !group.currency, summaries: [], details: [], detailAmounts: [], records: r.physical,
+    amountTotal: 0n, credits: { n: 0n, sum: 0n }, debits: { n: 0n, sum: 0n },
+  };
+  p.account = account;
+  group.accounts.push(account);
+  while (f.remaining > 0) {
+    const type = f.optional();
+    if (type === '' && f.remaining <= 3) break; // trailing empty fields
+    const amountText = f.optional();
+    const countText = f.optional();
+    const amount = amountText === '' ? null : signedAmount(amountText, where(p, r), `summary ${type} amount`);
+    const count = countOf(countText, where(p, r), `summary ${type} item count`);
+    fundsType(f, where(p, r));
+    if (type === '' && amount === null) continue; // a defaulted summary group
+    if (!/^[0-9]{3}$/.test(type)) throw new ProviderValueError(p.file.name, r.line, 'bai2_type_code', `summary type code '${type}' is not three digits`);
+    account.summaries.push({ type, amount, amountText, count });
+    if (amount !== null) account.amountTotal += amount;
   }
-  if (!header) result.findings.push({ check: 'bai2.structure', scope: 'file', detail: 'no file header (01)' });
-  if (!fileTrailer) result.findings.push({ check: 'bai2.structure', scope: 'file', detail: 'no file trailer (99): the file may be truncated' });
-  result.counts.records = fileRecords;
-  result.counts.groups = groups.length;
-  result.counts.accounts = groups.reduce((n, g) => n + g.accounts.length, 0);
-  result.counts.details = groups.reduce((n, g) => n + g.accounts.reduce((m, a) => m + a.details.length, 0), 0);
+}
 
-  // Control totals, innermost first.
+/** 16: one statement line, signed by its type code; its text runs to the end of the record. */
+function readDetail(p: Bai2Parse, r: LogicalRecord): void {
+  const account = p.account;
+  if (!account || account.trailer) throw new ProviderValueError(p.file.name, r.line, 'bai2_structure', 'transaction detail (16) outside an account');
+  const t = r.text.endsWith('/') ? r.text.slice(0, -1) : r.text;
+  const f = new Fields(t.split(','), where(p, r), 'record 16');
+  const type = f.next('type code');
+  const amountText = f.next('amount');
+  if (!UNSIGNED_RE.test(amountText)) throw new ProviderValueError(p.file.name, r.line, 'bai2_amount', `detail amount '${amountText}' is not an unsigned amount (digits, no decimal point)`);
+  const sign = bai2TypeSign(type);
+  if (sign === 0n) throw new ProviderValueError(p.file.name, r.line, 'bai2_type_code', `detail type code '${type}' is neither a credit (100–399, 920–959) nor a debit (400–699, 960–999)`);
+  const funds = fundsType(f, where(p, r));
+  const bankRef = f.optional().replace(/ +$/, '');
+  const custRef = f.optional().replace(/ +$/, '');
+  const detailText = f.rest().replace(/ +$/, '');
+  const amount = BigInt(amountText);
+  account.amountTotal += amount;
+  account.detailAmounts.push(amount);
+  if (sign > 0n) { account.credits.n += 1n; account.credits.sum += amount; } else { account.debits.n += 1n; account.debits.sum += amount; }
+  const meta: Record<string, string> = { type_code: type };
+  if (bankRef) meta.bank_ref = bankRef;
+  if (detailText) meta.text = detailText;
+  if (funds.code) meta.funds_type = funds.code;
+  account.details.push({ amountMinor: sign * amount, currency: account.currency, valueDate: funds.valueDate ?? p.group!.asOfDate, reference: custRef === '' ? null : custRef, line: r.line, meta });
+}
+
+function readAccountTrailer(p: Bai2Parse, r: LogicalRecord): void {
+  const account = p.account;
+  if (!account || account.trailer) throw new ProviderValueError(p.file.name, r.line, 'bai2_structure', 'account trailer (49) without an account');
+  const f = plainFields(p, r);
+  account.trailer = { total: signedAmount(f.next('account control total'), where(p, r), 'account control total'), records: countOf(f.next('number of records'), where(p, r), 'number of records') ?? -1n, line: r.line };
+}
+
+function readGroupTrailer(p: Bai2Parse, r: LogicalRecord): void {
+  const group = p.group;
+  if (!group) throw new ProviderValueError(p.file.name, r.line, 'bai2_structure', 'group trailer (98) without a group');
+  if (p.account && !p.account.trailer) structural(p, r, `account at line ${p.account.line} has no trailer (49)`);
+  const f = plainFields(p, r);
+  group.trailer = {
+    total: signedAmount(f.next('group control total'), where(p, r), 'group control total'),
+    accounts: countOf(f.next('number of accounts'), where(p, r), 'number of accounts') ?? -1n,
+    records: countOf(f.next('number of records'), where(p, r), 'number of records') ?? -1n,
+    line: r.line,
+  };
+  p.group = null;
+  p.account = null;
+}
+
+function readFileTrailer(p: Bai2Parse, r: LogicalRecord): void {
+  if (p.group) structural(p, r, `group at line ${p.group.line} has no trailer (98)`);
+  const f = plainFields(p, r);
+  p.fileTrailer = {
+    total: signedAmount(f.next('file control total'), where(p, r), 'file control total'),
+    groups: countOf(f.next('number of groups'), where(p, r), 'number of groups') ?? -1n,
+    records: countOf(f.next('number of records'), where(p, r), 'number of records') ?? -1n,
+    line: r.line,
+  };
+  p.group = null;
+  p.account = null;
+}
+
+/** Control totals, innermost first: per account (49, 100/400 summaries, roll-forward), per group (98), the file (99). */
+function checkTotals(p: Bai2Parse, fileIndex: number): void {
+  const { result } = p;
   let fileTotal = 0n;
   const seenAccounts = new Map<string, number>();
-  for (const g of groups) {
+  for (const g of p.groups) {
     let groupTotal = 0n;
     for (const a of g.accounts) {
       groupTotal += a.amountTotal;
-      const scope = `account ${a.number} (line ${a.line})`;
-      if (a.trailer) {
-        result.checks.push(tieCheck('bai2.49.account_control_total', scope, `${a.currency} minor units`, a.trailer.total, a.amountTotal, { line: a.trailer.line }));
-        result.checks.push(tieCheck('bai2.49.number_of_records', scope, 'records', a.trailer.records, BigInt(a.records), { line: a.trailer.line }));
-      }
-      for (const [code, side, what] of [['100', a.credits, 'credits'], ['400', a.debits, 'debits']] as const) {
-        const s = a.summaries.find((x) => x.type === code);
-        if (!s) continue;
-        if (s.amount !== null) result.checks.push(tieCheck(`bai2.03.${code}.total_${what}`, scope, `${a.currency} minor units`, s.amount, side.sum, { line: a.line }));
-        if (s.count !== null) result.checks.push(tieCheck(`bai2.03.${code}.${what}_item_count`, scope, 'count', s.count, side.n, { line: a.line }));
-      }
+      checkAccount(a, result);
       const occurrence = (seenAccounts.get(a.number) ?? 0) + 1;
       seenAccounts.set(a.number, occurrence);
-      result.statements.push(accountStatement(file, fileIndex, header, g, a, occurrence, result));
+      result.statements.push(accountStatement(p.file, fileIndex, p.header, g, a, occurrence, result));
     }
     fileTotal += groupTotal;
     const gscope = `group ${g.originator} as of ${g.asOfDate} (line ${g.line})`;
@@ -335,12 +367,27 @@ export function parseBai2(file: ProviderFile, fileIndex: number): ParseResult {
       result.findings.push({ check: 'bai2.structure', scope: gscope, detail: 'group has no trailer (98)' });
     }
   }
-  if (fileTrailer) {
-    result.checks.push(tieCheck('bai2.99.file_control_total', 'file', 'minor units', fileTrailer.total, fileTotal, { line: fileTrailer.line }));
-    result.checks.push(tieCheck('bai2.99.number_of_groups', 'file', 'groups', fileTrailer.groups, BigInt(groups.length), { line: fileTrailer.line }));
-    result.checks.push(tieCheck('bai2.99.number_of_records', 'file', 'records', fileTrailer.records, BigInt(fileRecords), { line: fileTrailer.line }));
+  const t = p.fileTrailer;
+  if (t) {
+    result.checks.push(tieCheck('bai2.99.file_control_total', 'file', 'minor units', t.total, fileTotal, { line: t.line }));
+    result.checks.push(tieCheck('bai2.99.number_of_groups', 'file', 'groups', t.groups, BigInt(p.groups.length), { line: t.line }));
+    result.checks.push(tieCheck('bai2.99.number_of_records', 'file', 'records', t.records, BigInt(p.fileRecords), { line: t.line }));
   }
-  return result;
+}
+
+/** The account's 49 trailer and its 100 (credits) and 400 (debits) summaries against its details. */
+function checkAccount(a: Account, result: ParseResult): void {
+  const scope = `account ${a.number} (line ${a.line})`;
+  if (a.trailer) {
+    result.checks.push(tieCheck('bai2.49.account_control_total', scope, `${a.currency} minor units`, a.trailer.total, a.amountTotal, { line: a.trailer.line }));
+    result.checks.push(tieCheck('bai2.49.number_of_records', scope, 'records', a.trailer.records, BigInt(a.records), { line: a.trailer.line }));
+  }
+  for (const [code, side, what] of [['100', a.credits, 'credits'], ['400', a.debits, 'debits']] as const) {
+    const s = a.summaries.find((x) => x.type === code);
+    if (!s) continue;
+    if (s.amount !== null) result.checks.push(tieCheck(`bai2.03.${code}.total_${what}`, scope, `${a.currency} minor units`, s.amount, side.sum, { line: a.line }));
+    if (s.count !== null) result.checks.push(tieCheck(`bai2.03.${code}.${what}_item_count`, scope, 'count', s.count, side.n, { line: a.line }));
+  }
 }
 
 const INTERIM_MODIFIERS: Record<string, string> = { '1': 'interim previous-day data', '3': 'interim same-day data' };
