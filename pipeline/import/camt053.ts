@@ -109,6 +109,9 @@ function entryStatus(ntry: XmlElement): string {
   return textAt(sts, 'Cd') ?? textAt(sts, 'Prtry') ?? sts.text.trim();
 }
 
+/** Counts and absolute sums of a Stmt's entries (booked or not), the TxsSummry recomputed. */
+interface EntryTotals { nAll: bigint; nCdt: bigint; nDbt: bigint; sumAll: bigint; sumCdt: bigint; sumDbt: bigint; net: bigint }
+
 function readStatement(file: ProviderFile, fileIndex: number, stmt: XmlElement, msgPage: XmlElement | undefined, msgId: string | undefined, result: ParseResult): ParsedStatement {
   const stmtIdRaw = rawTextAt(stmt, 'Id');
   if (stmtIdRaw === undefined || stmtIdRaw.trim() === '') throw new ProviderValueError(file.name, stmt.line, 'camt_missing', 'Stmt has no Id');
@@ -117,18 +120,7 @@ function readStatement(file: ProviderFile, fileIndex: number, stmt: XmlElement, 
   const svcr = child(child(acct, 'Svcr'), 'FinInstnId');
   const bankId = textAt(svcr, 'BICFI') ?? textAt(svcr, 'BIC') ?? textAt(svcr, 'ClrSysMmbId', 'MmbId') ?? textAt(svcr, 'Othr', 'Id') ?? textAt(svcr, 'Nm') ?? null;
   const scope = `statement ${stmtIdRaw}`;
-
-  // Sequence number: the electronic one, else the legal one.
-  let seq: bigint | null = null;
-  let seqSource = 'none';
-  for (const tag of ['ElctrncSeqNb', 'LglSeqNb']) {
-    const v = textAt(stmt, tag);
-    if (v === undefined) continue;
-    if (!/^[0-9]{1,18}$/.test(v)) throw new ProviderValueError(file.name, child(stmt, tag)?.line, 'camt_seq', `${tag} '${v}' is not an integer`);
-    seq = BigInt(v);
-    seqSource = tag;
-    break;
-  }
+  const { seq, seqSource } = sequenceOf(file, stmt);
 
   // Pagination: the statement's own, else the message's.
   const pg = child(stmt, 'StmtPgntn') ?? msgPage;
@@ -148,47 +140,8 @@ function readStatement(file: ProviderFile, fileIndex: number, stmt: XmlElement, 
 
   const statementCurrency = textAt(acct, 'Ccy') ?? opening?.currency ?? null;
   const unwritable: string[] = [];
-  const lines: ParsedLine[] = [];
   const entries = children(stmt, 'Ntry');
-  let nAll = 0n, nCdt = 0n, nDbt = 0n, sumAll = 0n, sumCdt = 0n, sumDbt = 0n, net = 0n;
-  let valueDateFromBooking = 0;
-  let entryCurrency: string | null = null;
-  for (const ntry of entries) {
-    result.counts.entries += 1;
-    const { minor, currency } = amountOf(file, ntry, 'entry');
-    entryCurrency ??= currency;
-    const sign = signOf(file, ntry, 'entry');
-    const reversal = ['true', '1'].includes(textAt(ntry, 'RvslInd') ?? '');
-    nAll += 1n;
-    sumAll += minor;
-    net += sign * minor;
-    if (sign > 0n) { nCdt += 1n; sumCdt += minor; } else { nDbt += 1n; sumDbt += minor; }
-    const status = entryStatus(ntry);
-    const details = children(ntry, 'NtryDtls');
-    checkBatch(file, ntry, details, minor, currency, scope, result);
-    if (status !== 'BOOK') {
-      result.counts.entries_not_booked += 1;
-      notes.push(`entry at line ${ntry.line} has status '${status || '(none)'}', not BOOK: not a statement line and not in the balance roll-forward`);
-      continue;
-    }
-    if (statementCurrency !== null && currency !== statementCurrency) unwritable.push(`entry at line ${ntry.line} is in ${currency}, the statement in ${statementCurrency}`);
-    let vd = dateOf(file, child(ntry, 'ValDt'), 'entry value date');
-    if (vd.date === null && vd.dateTime === undefined) {
-      vd = dateOf(file, child(ntry, 'BookgDt'), 'entry booking date');
-      if (vd.date !== null || vd.dateTime !== undefined) valueDateFromBooking += 1;
-    }
-    const valueDate = vd.date ?? (vd.dateTime ? vd.dateTime.slice(0, 10) : null);
-    if (valueDate === null) throw new ProviderValueError(file.name, ntry.line, 'camt_missing', 'entry has neither ValDt nor BookgDt');
-    const meta: Record<string, string> = { cdt_dbt: sign > 0n ? 'CRDT' : 'DBIT' };
-    if (reversal) meta.reversal = 'true';
-    const ntryRef = textAt(ntry, 'NtryRef');
-    if (ntryRef) meta.entry_ref = ntryRef;
-    const svcrRef = textAt(ntry, 'AcctSvcrRef');
-    if (svcrRef) meta.servicer_ref = svcrRef;
-    lines.push({ amountMinor: sign * minor, currency, valueDate, reference: referenceOf(details), line: ntry.line, meta });
-  }
-  if (valueDateFromBooking) notes.push(`${valueDateFromBooking} entr${valueDateFromBooking === 1 ? 'y has' : 'ies have'} no ValDt; value_date taken from BookgDt`);
-  if (lines.some((l) => l.meta?.reversal)) notes.push('reversal entries (RvslInd true) are signed by their own CdtDbtInd');
+  const { lines, totals, entryCurrency } = readEntries(file, entries, statementCurrency, scope, result, notes, unwritable);
 
   const currency = statementCurrency ?? entryCurrency;
   for (const [what, b] of [['opening', opening], ['closing', closing]] as const) {
@@ -198,43 +151,9 @@ function readStatement(file: ProviderFile, fileIndex: number, stmt: XmlElement, 
   if (!opening) unwritable.push('no opening balance (OPBD, PRCD or ITBD)');
   if (!closing) unwritable.push('no closing balance (CLBD or ITBD)');
 
-  // TxsSummry: every total it declares, recomputed over this Stmt's entries.
   const summary = child(stmt, 'TxsSummry');
-  if (summary && currency) {
-    const exp = currencyExponent(currency, where(file, summary));
-    const unit = `${currency} minor units (exponent ${exp})`;
-    const sumOf = (el: XmlElement | undefined, tag: string) => {
-      const t = textAt(el, tag);
-      return t === undefined ? undefined : majorPointToMinor(t, currency, where(file, child(el, tag)), `TxsSummry ${tag}`);
-    };
-    const countOf = (el: XmlElement | undefined) => {
-      const t = textAt(el, 'NbOfNtries');
-      if (t === undefined) return undefined;
-      if (!/^[0-9]{1,15}$/.test(t)) throw new ProviderValueError(file.name, el?.line, 'camt_count', `NbOfNtries '${t}' is not a count`);
-      return BigInt(t);
-    };
-    const groups: [string, bigint, bigint][] = [['TtlNtries', nAll, sumAll], ['TtlCdtNtries', nCdt, sumCdt], ['TtlDbtNtries', nDbt, sumDbt]];
-    for (const [tag, n, s] of groups) {
-      const g = child(summary, tag);
-      if (!g) continue;
-      const c = countOf(g);
-      if (c !== undefined) result.checks.push(tieCheck(`camt053.TxsSummry.${tag}.NbOfNtries`, scope, 'count', c, n, { line: g.line }));
-      const sm = sumOf(g, 'Sum');
-      if (sm !== undefined) result.checks.push(tieCheck(`camt053.TxsSummry.${tag}.Sum`, scope, unit, sm, s, { line: g.line }));
-    }
-    const tot = child(summary, 'TtlNtries');
-    // Net: TtlNetNtry/Amt + CdtDbtInd (001.03+), TtlNetNtryAmt + CdtDbtInd (001.02).
-    const netEl = child(tot, 'TtlNetNtry');
-    const netText = netEl ? textAt(netEl, 'Amt') : textAt(tot, 'TtlNetNtryAmt');
-    if (netText !== undefined) {
-      const holder = netEl ?? tot!;
-      const v = majorPointToMinor(netText, currency, where(file, holder), 'TxsSummry net amount');
-      const sign = signOf(file, holder, 'TxsSummry net amount');
-      result.checks.push(tieCheck('camt053.TxsSummry.TtlNtries.TtlNetNtry', scope, unit, sign * v, net, { line: holder.line }));
-    }
-  }
+  if (summary && currency) checkSummary(file, summary, currency, totals, scope, result);
 
-  const period = child(stmt, 'FrToDt');
   const extra: Record<string, unknown> = {
     stmt_id: stmtIdRaw,
     message_id: msgId ?? null,
@@ -242,12 +161,8 @@ function readStatement(file: ProviderFile, fileIndex: number, stmt: XmlElement, 
     entries_in_stmt: entries.length,
     notes,
   };
-  if (period) {
-    const fr = textAt(period, 'FrDtTm');
-    const to = textAt(period, 'ToDtTm');
-    const zoned = (t: string | undefined) => (t === undefined ? null : /(Z|[+-][0-9]{2}:[0-9]{2})$/.test(t) ? 'as written' : 'no zone: a local time of the statement timezone');
-    extra.period = { from: fr ?? null, to: to ?? null, from_zone: zoned(fr), to_zone: zoned(to) };
-  }
+  const period = child(stmt, 'FrToDt');
+  if (period) extra.period = periodOf(period);
 
   const page: PageInfo = {
     key: `camt053|${stmtIdRaw}|${account ?? ''}`,
@@ -262,6 +177,115 @@ function readStatement(file: ProviderFile, fileIndex: number, stmt: XmlElement, 
     opening, closing, businessDate: closing?.date ?? null, seq, seqSource, lines, complete: true, incompleteReasons: [], unwritable,
     extra, page,
   };
+}
+
+/** Sequence number: the electronic one, else the legal one. */
+function sequenceOf(file: ProviderFile, stmt: XmlElement): { seq: bigint | null; seqSource: string } {
+  for (const tag of ['ElctrncSeqNb', 'LglSeqNb']) {
+    const v = textAt(stmt, tag);
+    if (v === undefined) continue;
+    if (!/^[0-9]{1,18}$/.test(v)) throw new ProviderValueError(file.name, child(stmt, tag)?.line, 'camt_seq', `${tag} '${v}' is not an integer`);
+    return { seq: BigInt(v), seqSource: tag };
+  }
+  return { seq: null, seqSource: 'none' };
+}
+
+/**
+ * Every entry counts into the TxsSummry totals and has its batch checked; only BOOK entries become
+ * statement lines. Notes and reasons the statement cannot be written are appended as found.
+ */
+function readEntries(
+  file: ProviderFile, entries: XmlElement[], statementCurrency: string | null, scope: string, result: ParseResult, notes: string[], unwritable: string[],
+): { lines: ParsedLine[]; totals: EntryTotals; entryCurrency: string | null } {
+  const lines: ParsedLine[] = [];
+  const totals: EntryTotals = { nAll: 0n, nCdt: 0n, nDbt: 0n, sumAll: 0n, sumCdt: 0n, sumDbt: 0n, net: 0n };
+  const fromBooking = { n: 0 };
+  let entryCurrency: string | null = null;
+  for (const ntry of entries) {
+    result.counts.entries += 1;
+    const { minor, currency } = amountOf(file, ntry, 'entry');
+    entryCurrency ??= currency;
+    const sign = signOf(file, ntry, 'entry');
+    totals.nAll += 1n;
+    totals.sumAll += minor;
+    totals.net += sign * minor;
+    if (sign > 0n) { totals.nCdt += 1n; totals.sumCdt += minor; } else { totals.nDbt += 1n; totals.sumDbt += minor; }
+    const status = entryStatus(ntry);
+    const details = children(ntry, 'NtryDtls');
+    checkBatch(file, ntry, details, minor, currency, scope, result);
+    if (status !== 'BOOK') {
+      result.counts.entries_not_booked += 1;
+      notes.push(`entry at line ${ntry.line} has status '${status || '(none)'}', not BOOK: not a statement line and not in the balance roll-forward`);
+      continue;
+    }
+    if (statementCurrency !== null && currency !== statementCurrency) unwritable.push(`entry at line ${ntry.line} is in ${currency}, the statement in ${statementCurrency}`);
+    lines.push(entryLine(file, ntry, sign, minor, currency, details, fromBooking));
+  }
+  if (fromBooking.n) notes.push(`${fromBooking.n} entr${fromBooking.n === 1 ? 'y has' : 'ies have'} no ValDt; value_date taken from BookgDt`);
+  if (lines.some((l) => l.meta?.reversal)) notes.push('reversal entries (RvslInd true) are signed by their own CdtDbtInd');
+  return { lines, totals, entryCurrency };
+}
+
+/** A booked entry as a statement line; counts into `fromBooking` when its value date is its booking date. */
+function entryLine(file: ProviderFile, ntry: XmlElement, sign: 1n | -1n, minor: bigint, currency: string, details: XmlElement[], fromBooking: { n: number }): ParsedLine {
+  const reversal = ['true', '1'].includes(textAt(ntry, 'RvslInd') ?? '');
+  let vd = dateOf(file, child(ntry, 'ValDt'), 'entry value date');
+  if (vd.date === null && vd.dateTime === undefined) {
+    vd = dateOf(file, child(ntry, 'BookgDt'), 'entry booking date');
+    if (vd.date !== null || vd.dateTime !== undefined) fromBooking.n += 1;
+  }
+  const valueDate = vd.date ?? (vd.dateTime ? vd.dateTime.slice(0, 10) : null);
+  if (valueDate === null) throw new ProviderValueError(file.name, ntry.line, 'camt_missing', 'entry has neither ValDt nor BookgDt');
+  const meta: Record<string, string> = { cdt_dbt: sign > 0n ? 'CRDT' : 'DBIT' };
+  if (reversal) meta.reversal = 'true';
+  const ntryRef = textAt(ntry, 'NtryRef');
+  if (ntryRef) meta.entry_ref = ntryRef;
+  const svcrRef = textAt(ntry, 'AcctSvcrRef');
+  if (svcrRef) meta.servicer_ref = svcrRef;
+  return { amountMinor: sign * minor, currency, valueDate, reference: referenceOf(details), line: ntry.line, meta };
+}
+
+/** TxsSummry: every total it declares, recomputed over this Stmt's entries. */
+function checkSummary(file: ProviderFile, summary: XmlElement, currency: string, totals: EntryTotals, scope: string, result: ParseResult): void {
+  const exp = currencyExponent(currency, where(file, summary));
+  const unit = `${currency} minor units (exponent ${exp})`;
+  const sumOf = (el: XmlElement | undefined, tag: string) => {
+    const t = textAt(el, tag);
+    return t === undefined ? undefined : majorPointToMinor(t, currency, where(file, child(el, tag)), `TxsSummry ${tag}`);
+  };
+  const countOf = (el: XmlElement | undefined) => {
+    const t = textAt(el, 'NbOfNtries');
+    if (t === undefined) return undefined;
+    if (!/^[0-9]{1,15}$/.test(t)) throw new ProviderValueError(file.name, el?.line, 'camt_count', `NbOfNtries '${t}' is not a count`);
+    return BigInt(t);
+  };
+  const groups: [string, bigint, bigint][] = [['TtlNtries', totals.nAll, totals.sumAll], ['TtlCdtNtries', totals.nCdt, totals.sumCdt], ['TtlDbtNtries', totals.nDbt, totals.sumDbt]];
+  for (const [tag, n, s] of groups) {
+    const g = child(summary, tag);
+    if (!g) continue;
+    const c = countOf(g);
+    if (c !== undefined) result.checks.push(tieCheck(`camt053.TxsSummry.${tag}.NbOfNtries`, scope, 'count', c, n, { line: g.line }));
+    const sm = sumOf(g, 'Sum');
+    if (sm !== undefined) result.checks.push(tieCheck(`camt053.TxsSummry.${tag}.Sum`, scope, unit, sm, s, { line: g.line }));
+  }
+  const tot = child(summary, 'TtlNtries');
+  // Net: TtlNetNtry/Amt + CdtDbtInd (001.03+), TtlNetNtryAmt + CdtDbtInd (001.02).
+  const netEl = child(tot, 'TtlNetNtry');
+  const netText = netEl ? textAt(netEl, 'Amt') : textAt(tot, 'TtlNetNtryAmt');
+  if (netText !== undefined) {
+    const holder = netEl ?? tot!;
+    const v = majorPointToMinor(netText, currency, where(file, holder), 'TxsSummry net amount');
+    const sign = signOf(file, holder, 'TxsSummry net amount');
+    result.checks.push(tieCheck('camt053.TxsSummry.TtlNtries.TtlNetNtry', scope, unit, sign * v, totals.net, { line: holder.line }));
+  }
+}
+
+/** FrToDt as written, with whether each time carries a zone (one without is a local time, never UTC). */
+function periodOf(period: XmlElement): Record<string, string | null> {
+  const fr = textAt(period, 'FrDtTm');
+  const to = textAt(period, 'ToDtTm');
+  const zoned = (t: string | undefined) => (t === undefined ? null : /(Z|[+-][0-9]{2}:[0-9]{2})$/.test(t) ? 'as written' : 'no zone: a local time of the statement timezone');
+  return { from: fr ?? null, to: to ?? null, from_zone: zoned(fr), to_zone: zoned(to) };
 }
 
 /**
