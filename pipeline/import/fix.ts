@@ -124,6 +124,18 @@ function utcTimestamp(text: string, where: Where): string {
   return `${y}-${mo}-${d}T${h}:${mi}:${s}${f ? `.${f}` : ''}`;
 }
 
+/** What the messages read so far have built: versions seen, the next MsgSeqNum per direction, fills per venue and order. */
+interface FixParse {
+  readonly file: ProviderFile;
+  readonly result: ParseResult;
+  readonly versions: Set<string>;
+  readonly expected: Map<string, bigint>;
+  readonly seqByVenue: Map<string, number>;
+  readonly seenExec: Map<string, ParsedFill>;
+  readonly cum: Map<string, bigint>;
+  readonly counts: Record<string, number>;
+}
+
 /**
  * Parses one FIX session log into venue fills and its checks (BodyLength, CheckSum, MsgSeqNum
  * continuity, CumQty/LeavesQty). Throws ProviderValueError (exit 3) for a fill that cannot
@@ -136,114 +148,143 @@ export function parseFix(file: ProviderFile, fileIndex: number): ParseResult {
   const result = emptyResult('FIX');
   if (encoding !== 'utf-8') result.notes.push('the file is not valid UTF-8; read as ISO-8859-1');
   const messages = readMessages(file, text, encoding, result);
-  const versions = new Set<string>();
-  const expected = new Map<string, bigint>();
-  const seqByVenue = new Map<string, number>();
-  const seenExec = new Map<string, ParsedFill>();
-  const cum = new Map<string, bigint>();
-  const counts: Record<string, number> = { messages: 0, execution_reports: 0, fills: 0, duplicate_fills: 0, heartbeats: 0 };
-  for (const msg of messages) {
-    counts.messages += 1;
-    const begin = msg.get('8') ?? '';
-    if (!/^FIX\.4\.[234]$/.test(begin)) throw new ProviderValueError(file.name, msg.line, 'fix_version', `BeginString '${begin}' is not FIX.4.2, FIX.4.3 or FIX.4.4`);
-    versions.add(begin);
-    const type = msg.get('35') ?? '';
-    const sender = msg.get('49') ?? '';
-    const target = msg.get('56') ?? '';
-    const seqText = msg.get('34') ?? '';
-    const dir = `${sender}->${target}`;
-    const scope = `${dir} message at line ${msg.line}`;
-    if (type === '0') counts.heartbeats += 1;
-    // MsgSeqNum continuity per direction.
-    if (/^[0-9]+$/.test(seqText)) {
-      const seq = BigInt(seqText);
-      if (type === 'A' && msg.get('141') === 'Y') expected.set(dir, 1n);
-      const want = expected.get(dir);
-      const possDup = msg.get('43') === 'Y';
-      if (want !== undefined && seq > want) result.findings.push({ check: 'fix.MsgSeqNum_gap', scope, detail: `MsgSeqNum ${seq} where ${want} was expected: ${seq - want} message(s) missing`, line: msg.line });
-      if (want !== undefined && seq < want && !possDup) result.findings.push({ check: 'fix.MsgSeqNum_low', scope, detail: `MsgSeqNum ${seq} is below the expected ${want} without PossDupFlag`, line: msg.line });
-      if (want === undefined || seq >= want) expected.set(dir, seq + 1n);
-      if (type === '4') {
-        const nxt = msg.get('36');
-        if (nxt && /^[0-9]+$/.test(nxt)) expected.set(dir, BigInt(nxt));
-      }
-    } else {
-      result.findings.push({ check: 'fix.MsgSeqNum', scope, detail: `MsgSeqNum '${seqText}' is missing or not a number`, line: msg.line });
-    }
-    if (type !== '8') continue;
-    counts.execution_reports += 1;
-    const execType = msg.get('150') ?? '';
-    const transType = msg.get('20');
-    if ((execType === 'G' || execType === 'H') || ((execType === '1' || execType === '2') && transType !== undefined && transType !== '0')) {
-      const what = execType === 'G' || transType === '2' ? 'trade correction' : transType === '3' ? 'status report' : 'trade cancel (bust)';
-      result.findings.push({ check: 'fix.trade_correction', scope, detail: `ExecutionReport ExecID ${msg.get('17') ?? '?'} (refers to ${msg.get('19') ?? 'no ExecRefID'}) is a ${what}: not imported as a fill; apply it by hand`, line: msg.line });
-      continue;
-    }
-    if (!['1', '2', 'F'].includes(execType)) continue;
-    const w: Where = { file: file.name, line: msg.line };
-    const execId = required(file, msg, '17', 'ExecID');
-    const idOk = parseId(execId);
-    if (!idOk.ok) throw new ProviderValueError(file.name, msg.line, 'fix_id', `ExecID: ${idOk.message}`);
-    const orderId = msg.get('11') || msg.get('37');
-    if (!orderId) throw new ProviderValueError(file.name, msg.line, 'fix_missing', 'ExecutionReport has neither ClOrdID (11) nor OrderID (37)');
-    const instrument = required(file, msg, '55', 'Symbol');
-    const sideCode = required(file, msg, '54', 'Side');
-    const side = SIDES[sideCode];
-    if (!side) throw new ProviderValueError(file.name, msg.line, 'fix_side', `Side '${sideCode}' is not a buy (1, 3) or a sell (2, 4, 5, 6)`);
-    const qtyText = required(file, msg, '32', 'LastQty');
-    const pxText = required(file, msg, '31', 'LastPx');
-    const qty = parseDecimal(qtyText);
-    if (!qty.ok || qty.value <= 0n) throw new ProviderValueError(file.name, msg.line, 'fix_qty', `LastQty '${qtyText}' is not an exact decimal > 0`);
-    const px = parseDecimal(pxText);
-    if (!px.ok || px.value < 0n) throw new ProviderValueError(file.name, msg.line, 'fix_px', `LastPx '${pxText}' is not an exact decimal ≥ 0`);
-    const currency = required(file, msg, '15', 'Currency');
-    currencyExponent(currency, w);
-    const local = utcTimestamp(required(file, msg, '60', 'TransactTime'), w);
-    for (const [v, n] of [[orderId, 'order id'], [instrument, 'Symbol']] as const) {
-      const ok = parseId(v);
-      if (!ok.ok) throw new ProviderValueError(file.name, msg.line, 'fix_id', `${n}: ${ok.message}`);
-    }
-    const fill: ParsedFill = {
-      venueTimeLocal: local, venueTimezone: 'UTC', senderCompId: sender, venueFillId: execId, orderId, instrumentId: instrument, side,
-      fillQty: qtyText, price: pxText, priceCurrency: currency, venueSeq: 0, msgSeqNum: seqText, line: msg.line,
-    };
-    const key = `${sender}|${execId}`;
-    const prior = seenExec.get(key);
-    if (prior) {
-      const same = prior.venueTimeLocal === fill.venueTimeLocal && prior.orderId === fill.orderId && prior.instrumentId === fill.instrumentId && prior.side === fill.side
-        && parseDecimal(prior.fillQty).ok && (parseDecimal(prior.fillQty) as { value: bigint }).value === qty.value
-        && (parseDecimal(prior.price) as { value: bigint }).value === px.value && prior.priceCurrency === fill.priceCurrency;
-      if (same) { counts.duplicate_fills += 1; result.notes.push(`ExecID ${execId} at line ${msg.line} repeats the fill at line ${prior.line} (resend${msg.get('43') === 'Y' ? ', PossDupFlag Y' : ''}); counted once`); }
-      else result.findings.push({ check: 'fix.ExecID_conflict', scope, detail: `ExecID ${execId} at line ${msg.line} differs from the fill at line ${prior.line}; the first stands`, line: msg.line });
-      continue;
-    }
-    seenExec.set(key, fill);
-    const n = (seqByVenue.get(sender) ?? 0) + 1;
-    seqByVenue.set(sender, n);
-    fill.venueSeq = n;
-    result.fills.push(fill);
-    counts.fills += 1;
-    // CumQty and LeavesQty against the fills read for this order.
-    const orderKey = `${sender}|${msg.get('37') ?? orderId}`;
-    const total = (cum.get(orderKey) ?? 0n) + qty.value;
-    cum.set(orderKey, total);
-    const cumText = msg.get('14');
-    const fscope = `order ${msg.get('37') ?? orderId} fill ExecID ${execId}`;
-    if (cumText !== undefined) {
-      const c = parseDecimal(cumText);
-      if (c.ok) result.checks.push(quantityCheck('fix.CumQty', fscope, c.value, total, msg.line, 'CumQty (14) against the sum of LastQty (32) of the fills read for the order'));
-    }
-    const leaves = msg.get('151');
-    const orderQty = msg.get('38');
-    if (leaves !== undefined && orderQty !== undefined && cumText !== undefined) {
-      const l = parseDecimal(leaves), o = parseDecimal(orderQty), c = parseDecimal(cumText);
-      if (l.ok && o.ok && c.ok && ['1', '2'].includes(msg.get('39') ?? '')) {
-        result.checks.push(quantityCheck('fix.LeavesQty', fscope, o.value, l.value + c.value, msg.line, 'OrderQty (38) against LeavesQty (151) + CumQty (14)'));
-      }
+  const p: FixParse = {
+    file, result, versions: new Set(), expected: new Map(), seqByVenue: new Map(), seenExec: new Map(), cum: new Map(),
+    counts: { messages: 0, execution_reports: 0, fills: 0, duplicate_fills: 0, heartbeats: 0 },
+  };
+  for (const msg of messages) readMessage(p, msg);
+  (result as { formatVersion: string }).formatVersion = [...p.versions].sort().join(', ') || 'FIX';
+  Object.assign(result.counts, p.counts);
+  if (p.counts.messages === 0) result.findings.push({ check: 'fix.structure', scope: 'file', detail: 'no FIX message (8=FIX…) in the file' });
+  return result;
+}
+
+/** One message: its version, its place in its direction's sequence, and a fill when it is one. */
+function readMessage(p: FixParse, msg: FixMessage): void {
+  const { file, result, counts } = p;
+  counts.messages += 1;
+  const begin = msg.get('8') ?? '';
+  if (!/^FIX\.4\.[234]$/.test(begin)) throw new ProviderValueError(file.name, msg.line, 'fix_version', `BeginString '${begin}' is not FIX.4.2, FIX.4.3 or FIX.4.4`);
+  p.versions.add(begin);
+  const type = msg.get('35') ?? '';
+  const sender = msg.get('49') ?? '';
+  const target = msg.get('56') ?? '';
+  const seqText = msg.get('34') ?? '';
+  const dir = `${sender}->${target}`;
+  const scope = `${dir} message at line ${msg.line}`;
+  if (type === '0') counts.heartbeats += 1;
+  followSequence(p, msg, type, dir, seqText, scope);
+  if (type !== '8') return;
+  counts.execution_reports += 1;
+  const execType = msg.get('150') ?? '';
+  const transType = msg.get('20');
+  if ((execType === 'G' || execType === 'H') || ((execType === '1' || execType === '2') && transType !== undefined && transType !== '0')) {
+    const what = execType === 'G' || transType === '2' ? 'trade correction' : transType === '3' ? 'status report' : 'trade cancel (bust)';
+    result.findings.push({ check: 'fix.trade_correction', scope, detail: `ExecutionReport ExecID ${msg.get('17') ?? '?'} (refers to ${msg.get('19') ?? 'no ExecRefID'}) is a ${what}: not imported as a fill; apply it by hand`, line: msg.line });
+    return;
+  }
+  if (!['1', '2', 'F'].includes(execType)) return;
+  const { fill, qty, px } = readFill(file, msg, sender, seqText);
+  if (!takeFill(p, msg, fill, qty, px, scope)) return;
+  checkOrderQuantities(p, msg, fill, qty);
+}
+
+/** MsgSeqNum continuity per direction. */
+function followSequence(p: FixParse, msg: FixMessage, type: string, dir: string, seqText: string, scope: string): void {
+  const { expected, result } = p;
+  if (!/^[0-9]+$/.test(seqText)) {
+    result.findings.push({ check: 'fix.MsgSeqNum', scope, detail: `MsgSeqNum '${seqText}' is missing or not a number`, line: msg.line });
+    return;
+  }
+  const seq = BigInt(seqText);
+  if (type === 'A' && msg.get('141') === 'Y') expected.set(dir, 1n);
+  const want = expected.get(dir);
+  const possDup = msg.get('43') === 'Y';
+  if (want !== undefined && seq > want) result.findings.push({ check: 'fix.MsgSeqNum_gap', scope, detail: `MsgSeqNum ${seq} where ${want} was expected: ${seq - want} message(s) missing`, line: msg.line });
+  if (want !== undefined && seq < want && !possDup) result.findings.push({ check: 'fix.MsgSeqNum_low', scope, detail: `MsgSeqNum ${seq} is below the expected ${want} without PossDupFlag`, line: msg.line });
+  if (want === undefined || seq >= want) expected.set(dir, seq + 1n);
+  if (type === '4') {
+    const nxt = msg.get('36');
+    if (nxt && /^[0-9]+$/.test(nxt)) expected.set(dir, BigInt(nxt));
+  }
+}
+
+/** An ExecutionReport's fill fields as a `venue_fills` row (venueSeq still 0), with its exact quantity and price. */
+function readFill(file: ProviderFile, msg: FixMessage, sender: string, seqText: string): { fill: ParsedFill; qty: bigint; px: bigint } {
+  const w: Where = { file: file.name, line: msg.line };
+  const execId = required(file, msg, '17', 'ExecID');
+  const idOk = parseId(execId);
+  if (!idOk.ok) throw new ProviderValueError(file.name, msg.line, 'fix_id', `ExecID: ${idOk.message}`);
+  const orderId = msg.get('11') || msg.get('37');
+  if (!orderId) throw new ProviderValueError(file.name, msg.line, 'fix_missing', 'ExecutionReport has neither ClOrdID (11) nor OrderID (37)');
+  const instrument = required(file, msg, '55', 'Symbol');
+  const sideCode = required(file, msg, '54', 'Side');
+  const side = SIDES[sideCode];
+  if (!side) throw new ProviderValueError(file.name, msg.line, 'fix_side', `Side '${sideCode}' is not a buy (1, 3) or a sell (2, 4, 5, 6)`);
+  const qtyText = required(file, msg, '32', 'LastQty');
+  const pxText = required(file, msg, '31', 'LastPx');
+  const qty = parseDecimal(qtyText);
+  if (!qty.ok || qty.value <= 0n) throw new ProviderValueError(file.name, msg.line, 'fix_qty', `LastQty '${qtyText}' is not an exact decimal > 0`);
+  const px = parseDecimal(pxText);
+  if (!px.ok || px.value < 0n) throw new ProviderValueError(file.name, msg.line, 'fix_px', `LastPx '${pxText}' is not an exact decimal ≥ 0`);
+  const currency = required(file, msg, '15', 'Currency');
+  currencyExponent(currency, w);
+  const local = utcTimestamp(required(file, msg, '60', 'TransactTime'), w);
+  for (const [v, n] of [[orderId, 'order id'], [instrument, 'Symbol']] as const) {
+    const ok = parseId(v);
+    if (!ok.ok) throw new ProviderValueError(file.name, msg.line, 'fix_id', `${n}: ${ok.message}`);
+  }
+  const fill: ParsedFill = {
+    venueTimeLocal: local, venueTimezone: 'UTC', senderCompId: sender, venueFillId: execId, orderId, instrumentId: instrument, side,
+    fillQty: qtyText, price: pxText, priceCurrency: currency, venueSeq: 0, msgSeqNum: seqText, line: msg.line,
+  };
+  return { fill, qty: qty.value, px: px.value };
+}
+
+/**
+ * Keeps the fill unless its venue already sent its ExecID: an identical one is a resend (noted,
+ * counted once), a different one a finding (the first stands). Returns whether it was kept.
+ */
+function takeFill(p: FixParse, msg: FixMessage, fill: ParsedFill, qty: bigint, px: bigint, scope: string): boolean {
+  const { result, counts } = p;
+  const execId = fill.venueFillId;
+  const key = `${fill.senderCompId}|${execId}`;
+  const prior = p.seenExec.get(key);
+  if (prior) {
+    const same = prior.venueTimeLocal === fill.venueTimeLocal && prior.orderId === fill.orderId && prior.instrumentId === fill.instrumentId && prior.side === fill.side
+      && parseDecimal(prior.fillQty).ok && (parseDecimal(prior.fillQty) as { value: bigint }).value === qty
+      && (parseDecimal(prior.price) as { value: bigint }).value === px && prior.priceCurrency === fill.priceCurrency;
+    if (same) { counts.duplicate_fills += 1; result.notes.push(`ExecID ${execId} at line ${msg.line} repeats the fill at line ${prior.line} (resend${msg.get('43') === 'Y' ? ', PossDupFlag Y' : ''}); counted once`); }
+    else result.findings.push({ check: 'fix.ExecID_conflict', scope, detail: `ExecID ${execId} at line ${msg.line} differs from the fill at line ${prior.line}; the first stands`, line: msg.line });
+    return false;
+  }
+  p.seenExec.set(key, fill);
+  const n = (p.seqByVenue.get(fill.senderCompId) ?? 0) + 1;
+  p.seqByVenue.set(fill.senderCompId, n);
+  fill.venueSeq = n;
+  result.fills.push(fill);
+  counts.fills += 1;
+  return true;
+}
+
+/** CumQty and LeavesQty against the fills read for this order. */
+function checkOrderQuantities(p: FixParse, msg: FixMessage, fill: ParsedFill, qty: bigint): void {
+  const { orderId, venueFillId: execId } = fill;
+  const orderKey = `${fill.senderCompId}|${msg.get('37') ?? orderId}`;
+  const total = (p.cum.get(orderKey) ?? 0n) + qty;
+  p.cum.set(orderKey, total);
+  const cumText = msg.get('14');
+  const fscope = `order ${msg.get('37') ?? orderId} fill ExecID ${execId}`;
+  if (cumText !== undefined) {
+    const c = parseDecimal(cumText);
+    if (c.ok) p.result.checks.push(quantityCheck('fix.CumQty', fscope, c.value, total, msg.line, 'CumQty (14) against the sum of LastQty (32) of the fills read for the order'));
+  }
+  const leaves = msg.get('151');
+  const orderQty = msg.get('38');
+  if (leaves !== undefined && orderQty !== undefined && cumText !== undefined) {
+    const l = parseDecimal(leaves), o = parseDecimal(orderQty), c = parseDecimal(cumText);
+    if (l.ok && o.ok && c.ok && ['1', '2'].includes(msg.get('39') ?? '')) {
+      p.result.checks.push(quantityCheck('fix.LeavesQty', fscope, o.value, l.value + c.value, msg.line, 'OrderQty (38) against LeavesQty (151) + CumQty (14)'));
     }
   }
-  (result as { formatVersion: string }).formatVersion = [...versions].sort().join(', ') || 'FIX';
-  Object.assign(result.counts, counts);
-  if (counts.messages === 0) result.findings.push({ check: 'fix.structure', scope: 'file', detail: 'no FIX message (8=FIX…) in the file' });
-  return result;
 }
