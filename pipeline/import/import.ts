@@ -104,8 +104,40 @@ function localDateOf(dateTime: string, tz: string): string {
   return local.toISOString().slice(0, 10);
 }
 
+/** One command's files and parse results, with what each file's entry collects (by file index) and what was written. */
+interface ImportRun {
+  readonly files: readonly ProviderFile[];
+  readonly results: readonly ParseResult[];
+  /** The parser's checks and findings of each file, then those found across files (pages, chain). */
+  readonly checks: Map<number, ControlCheck[]>;
+  readonly findings: Map<number, Finding[]>;
+  readonly outputs: string[];
+  readonly summaries: FileSummary[];
+}
+
 /** Runs one import. Throws ConfigError (2) or InputError/ProviderValueError (3) before writing anything. */
 export async function runImport(req: ImportRequest): Promise<ImportOutcome> {
+  const { files, results } = await readAndParse(req);
+  const run: ImportRun = {
+    files, results,
+    checks: new Map(files.map((_, i) => [i, [...results[i].checks]])),
+    findings: new Map(files.map((_, i) => [i, [...results[i].findings]])),
+    outputs: [], summaries: [],
+  };
+  const entriesByDataset = req.format === 'fix' ? await writeFills(req, run) : await writeStatements(req, run);
+  for (const [ds, entries] of entriesByDataset) {
+    const path = join(req.out, ds, '_import_report.json');
+    const doc = mergeReport(await readReport(path, ds), entries);
+    await writeAtomic(path, `${JSON.stringify(doc, null, 2)}\n`);
+    run.outputs.push(`${ds}/_import_report.json`);
+  }
+  const watermark = req.watermark ? await writeWatermarks(req.out, [...entriesByDataset.keys()], req.watermark) : null;
+  const anyMismatch = run.summaries.some((s) => s.mismatches.length > 0);
+  return { exit_code: anyMismatch ? ExitCode.MISMATCH : ExitCode.CLEAN, out: req.out, files: run.summaries, outputs: run.outputs, watermark };
+}
+
+/** Reads and parses every file; a file given twice is a ConfigError, values of any file that cannot be read exactly one InputError. */
+async function readAndParse(req: ImportRequest): Promise<{ files: ProviderFile[]; results: ParseResult[] }> {
   if (req.files.length === 0) throw new ConfigError('no provider file given');
   const files: ProviderFile[] = [];
   for (const p of req.files) files.push(await readProviderFile(p));
@@ -122,112 +154,115 @@ export async function runImport(req: ImportRequest): Promise<ImportOutcome> {
     }
   });
   if (errors.length) throw new InputError({ message: `nothing imported: ${errors.length} file(s) hold values that cannot be read exactly:\n  ${errors.join('\n  ')}` });
+  return { files, results };
+}
 
-  const checks = new Map<number, ControlCheck[]>(files.map((_, i) => [i, [...results[i].checks]]));
-  const findings = new Map<number, Finding[]>(files.map((_, i) => [i, [...results[i].findings]]));
-  const addCheck = (i: number, c: ControlCheck) => checks.get(i)!.push(c);
-  const addFinding = (i: number, f: Finding) => findings.get(i)!.push(f);
-  const outputs: string[] = [];
-  const entriesByDataset = new Map<string, ImportEntry[]>();
-  const summaries: FileSummary[] = [];
+/** FIX: one `venue_fills` CSV per log, after every fill's venue id is valid; returns the report entries. */
+async function writeFills(req: ImportRequest, run: ImportRun): Promise<Map<string, ImportEntry[]>> {
+  const { files, results } = run;
+  const errors: string[] = [];
+  const rowsByFile = files.map(() => [] as (string | null)[][]);
+  files.forEach((f, i) => {
+    for (const fill of results[i].fills) {
+      const venueId = venueIdFor(req.accountMap, fill.senderCompId);
+      const ok = parseId(venueId);
+      if (!ok.ok) errors.push(`${f.name}:${fill.line}: venue id (SenderCompID 49 '${fill.senderCompId}'): ${ok.message}`);
+      rowsByFile[i].push([fill.venueTimeLocal, fill.venueTimezone, venueId, fill.venueFillId, fill.orderId, fill.instrumentId, fill.side, fill.fillQty, fill.price, fill.priceCurrency, String(fill.venueSeq), f.fileId]);
+    }
+  });
+  if (errors.length) throw new InputError({ message: `nothing imported:\n  ${errors.join('\n  ')}` });
+  const dir = await datasetDir(req.out, 'venue_fills');
+  const columns = datasetSpec('venue_fills').columns.map((c) => c.name);
+  const entries: ImportEntry[] = [];
+  for (let i = 0; i < files.length; i++) {
+    const f = files[i];
+    const name = `import-fix-${f.sha256.slice(0, 16)}.csv`;
+    await writeAtomic(join(dir, name), csvText(columns, rowsByFile[i]));
+    run.outputs.push(`venue_fills/${name}`);
+    const byVenue: Record<string, number> = {};
+    for (const r of rowsByFile[i]) byVenue[r[2]!] = (byVenue[r[2]!] ?? 0) + 1;
+    const entry = fileEntry(f, req, results[i], run.checks.get(i)!, run.findings.get(i)!, [`venue_fills/${name}`]);
+    entries.push({ ...entry, fills: { written: rowsByFile[i].length, by_venue: byVenue, venue_seq: 'position among the fills of one venue in this log (1, 2, …), not MsgSeqNum' } });
+    run.summaries.push(summaryOf(req.format, f, results[i], run.checks.get(i)!, run.findings.get(i)!, { statements_written: 0, statements_unwritten: 0, lines_written: 0, fills_written: rowsByFile[i].length }));
+  }
+  return new Map([['venue_fills', entries]]);
+}
 
-  if (req.format === 'fix') {
-    const rowsByFile = files.map(() => [] as (string | null)[][]);
-    files.forEach((f, i) => {
-      for (const fill of results[i].fills) {
-        const venueId = venueIdFor(req.accountMap, fill.senderCompId);
-        const ok = parseId(venueId);
-        if (!ok.ok) errors.push(`${f.name}:${fill.line}: venue id (SenderCompID 49 '${fill.senderCompId}'): ${ok.message}`);
-        rowsByFile[i].push([fill.venueTimeLocal, fill.venueTimezone, venueId, fill.venueFillId, fill.orderId, fill.instrumentId, fill.side, fill.fillQty, fill.price, fill.priceCurrency, String(fill.venueSeq), f.fileId]);
-      }
-    });
-    if (errors.length) throw new InputError({ message: `nothing imported:\n  ${errors.join('\n  ')}` });
-    const dir = await datasetDir(req.out, 'venue_fills');
-    const columns = datasetSpec('venue_fills').columns.map((c) => c.name);
-    const entries: ImportEntry[] = [];
-    for (let i = 0; i < files.length; i++) {
-      const f = files[i];
-      const name = `import-fix-${f.sha256.slice(0, 16)}.csv`;
-      await writeAtomic(join(dir, name), csvText(columns, rowsByFile[i]));
-      outputs.push(`venue_fills/${name}`);
-      const byVenue: Record<string, number> = {};
-      for (const r of rowsByFile[i]) byVenue[r[2]!] = (byVenue[r[2]!] ?? 0) + 1;
-      const entry = fileEntry(f, req, results[i], checks.get(i)!, findings.get(i)!, [`venue_fills/${name}`]);
-      entries.push({ ...entry, fills: { written: rowsByFile[i].length, by_venue: byVenue, venue_seq: 'position among the fills of one venue in this log (1, 2, …), not MsgSeqNum' } });
-      summaries.push(summaryOf(req.format, f, results[i], checks.get(i)!, findings.get(i)!, { statements_written: 0, statements_unwritten: 0, lines_written: 0, fills_written: rowsByFile[i].length }));
+/** Bank formats: `bank_statements` and `bank_statement_lines` CSVs per file, after every statement is mapped; returns the report entries. */
+async function writeStatements(req: ImportRequest, run: ImportRun): Promise<Map<string, ImportEntry[]>> {
+  const { files, results } = run;
+  const finals = await mapStatements(req, run);
+  const stmtCols = datasetSpec('bank_statements').columns.map((c) => c.name);
+  const lineCols = datasetSpec('bank_statement_lines').columns.map((c) => c.name);
+  const stmtDir = await datasetDir(req.out, 'bank_statements');
+  const lineDir = await datasetDir(req.out, 'bank_statement_lines');
+  const stmtEntries: ImportEntry[] = [];
+  for (let i = 0; i < files.length; i++) {
+    const f = files[i];
+    const mine = finals.filter((s) => s.parsed.fileIndex === i);
+    const written = mine.filter((s) => s.unwritten.length === 0);
+    const stmtRows = written.map((s) => [
+      s.businessDate, s.timezone, s.cutoff, s.statementId, s.bankId, s.accountId, s.parsed.currency, s.seq!.toString(),
+      s.parsed.opening!.amountMinor.toString(), s.parsed.closing!.amountMinor.toString(), String(s.parsed.complete), f.fileId,
+    ]);
+    const lineRows = written.flatMap((s) => s.lineRows.map((l) => [s.statementId, l.lineId, l.amount.toString(), l.valueDate, l.reference]));
+    const base = `import-${req.format}-${f.sha256.slice(0, 16)}.csv`;
+    await writeAtomic(join(stmtDir, base), csvText(stmtCols, stmtRows));
+    await writeAtomic(join(lineDir, base), csvText(lineCols, lineRows));
+    const outs = [`bank_statements/${base}`, `bank_statement_lines/${base}`];
+    run.outputs.push(...outs);
+    for (const s of mine) {
+      if (s.unwritten.length) run.findings.get(i)!.push({ check: 'statement_not_written', scope: scopeOf(s), detail: s.unwritten.join('; ') });
     }
-    entriesByDataset.set('venue_fills', entries);
-  } else {
-    const joined = joinPages(results.flatMap((r) => r.statements));
-    for (const [i, cs] of joined.checks) for (const c of cs) addCheck(i, c);
-    for (const [i, fs] of joined.findings) for (const f of fs) addFinding(i, f);
-    const settingErrors: SettingError[] = [];
-    const finals = joined.statements.map((st) => finalize(st, req, files, settingErrors, errors, addFinding));
-    if (settingErrors.length) throw new ConfigError(`nothing imported:\n  ${settingErrorLines(settingErrors).join('\n  ')}`);
-    if (errors.length) throw new InputError({ message: `nothing imported:\n  ${[...new Set(errors)].join('\n  ')}` });
-    assignSequences(finals);
-    chainChecks(finals, addCheck);
-    // Ids must be unique within the command and not already written by another provider file.
-    const ids = new Map<string, FinalStatement>();
-    for (const s of finals) {
-      if (s.unwritten.length || s.statementId === null) continue;
-      const prior = ids.get(s.statementId);
-      if (prior) errors.push(`statement_id ${s.statementId} is read twice (${files[prior.parsed.fileIndex].name} and ${files[s.parsed.fileIndex].name})`);
-      ids.set(s.statementId, s);
-    }
-    for (const ds of BANK_DATASETS) {
-      const existing = await readReport(join(req.out, ds, '_import_report.json'), ds);
-      for (const e of existing.imports) {
-        if (files.some((f) => f.sha256 === e.file.sha256 && e.format === req.format)) continue;
-        for (const st of (e.statements as { statement_id?: string; written?: boolean }[] | undefined) ?? []) {
-          if (st.written && st.statement_id && ids.has(st.statement_id)) {
-            errors.push(`statement_id ${st.statement_id} was already imported into ${ds} from ${e.file.name} (sha256 ${e.file.sha256}); remove that import's CSV files and report entry first`);
-          }
+    const entry = fileEntry(f, req, results[i], run.checks.get(i)!, run.findings.get(i)!, outs);
+    stmtEntries.push({ ...entry, statements: mine.map((s) => statementReport(s, files)) });
+    run.summaries.push(summaryOf(req.format, f, results[i], run.checks.get(i)!, run.findings.get(i)!, {
+      statements_written: written.length, statements_unwritten: mine.length - written.length, lines_written: lineRows.length, fills_written: 0,
+    }));
+  }
+  return new Map(BANK_DATASETS.map((ds) => [ds, stmtEntries]));
+}
+
+/**
+ * Joins pages across files, maps each statement (account, calendar, bank, sequence) and checks the
+ * chain between statements. Throws ConfigError for missing settings, InputError for values that
+ * cannot be written or a statement id read twice or already written by another provider file.
+ */
+async function mapStatements(req: ImportRequest, run: ImportRun): Promise<FinalStatement[]> {
+  const { files } = run;
+  const addCheck = (i: number, c: ControlCheck) => run.checks.get(i)!.push(c);
+  const addFinding = (i: number, f: Finding) => run.findings.get(i)!.push(f);
+  const joined = joinPages(run.results.flatMap((r) => r.statements));
+  for (const [i, cs] of joined.checks) for (const c of cs) addCheck(i, c);
+  for (const [i, fs] of joined.findings) for (const f of fs) addFinding(i, f);
+  const errors: string[] = [];
+  const settingErrors: SettingError[] = [];
+  const finals = joined.statements.map((st) => finalize(st, req, files, settingErrors, errors, addFinding));
+  if (settingErrors.length) throw new ConfigError(`nothing imported:\n  ${settingErrorLines(settingErrors).join('\n  ')}`);
+  if (errors.length) throw new InputError({ message: `nothing imported:\n  ${[...new Set(errors)].join('\n  ')}` });
+  assignSequences(finals);
+  chainChecks(finals, addCheck);
+  // Ids must be unique within the command and not already written by another provider file.
+  const ids = new Map<string, FinalStatement>();
+  for (const s of finals) {
+    if (s.unwritten.length || s.statementId === null) continue;
+    const prior = ids.get(s.statementId);
+    if (prior) errors.push(`statement_id ${s.statementId} is read twice (${files[prior.parsed.fileIndex].name} and ${files[s.parsed.fileIndex].name})`);
+    ids.set(s.statementId, s);
+  }
+  for (const ds of BANK_DATASETS) {
+    const existing = await readReport(join(req.out, ds, '_import_report.json'), ds);
+    for (const e of existing.imports) {
+      if (files.some((f) => f.sha256 === e.file.sha256 && e.format === req.format)) continue;
+      for (const st of (e.statements as { statement_id?: string; written?: boolean }[] | undefined) ?? []) {
+        if (st.written && st.statement_id && ids.has(st.statement_id)) {
+          errors.push(`statement_id ${st.statement_id} was already imported into ${ds} from ${e.file.name} (sha256 ${e.file.sha256}); remove that import's CSV files and report entry first`);
         }
       }
     }
-    if (errors.length) throw new InputError({ message: `nothing imported:\n  ${[...new Set(errors)].join('\n  ')}` });
-
-    const stmtCols = datasetSpec('bank_statements').columns.map((c) => c.name);
-    const lineCols = datasetSpec('bank_statement_lines').columns.map((c) => c.name);
-    const stmtDir = await datasetDir(req.out, 'bank_statements');
-    const lineDir = await datasetDir(req.out, 'bank_statement_lines');
-    const stmtEntries: ImportEntry[] = [];
-    for (let i = 0; i < files.length; i++) {
-      const f = files[i];
-      const mine = finals.filter((s) => s.parsed.fileIndex === i);
-      const written = mine.filter((s) => s.unwritten.length === 0);
-      const stmtRows = written.map((s) => [
-        s.businessDate, s.timezone, s.cutoff, s.statementId, s.bankId, s.accountId, s.parsed.currency, s.seq!.toString(),
-        s.parsed.opening!.amountMinor.toString(), s.parsed.closing!.amountMinor.toString(), String(s.parsed.complete), f.fileId,
-      ]);
-      const lineRows = written.flatMap((s) => s.lineRows.map((l) => [s.statementId, l.lineId, l.amount.toString(), l.valueDate, l.reference]));
-      const base = `import-${req.format}-${f.sha256.slice(0, 16)}.csv`;
-      await writeAtomic(join(stmtDir, base), csvText(stmtCols, stmtRows));
-      await writeAtomic(join(lineDir, base), csvText(lineCols, lineRows));
-      const outs = [`bank_statements/${base}`, `bank_statement_lines/${base}`];
-      outputs.push(...outs);
-      for (const s of mine) {
-        if (s.unwritten.length) addFinding(i, { check: 'statement_not_written', scope: scopeOf(s), detail: s.unwritten.join('; ') });
-      }
-      const entry = fileEntry(f, req, results[i], checks.get(i)!, findings.get(i)!, outs);
-      stmtEntries.push({ ...entry, statements: mine.map((s) => statementReport(s, files)) });
-      summaries.push(summaryOf(req.format, f, results[i], checks.get(i)!, findings.get(i)!, {
-        statements_written: written.length, statements_unwritten: mine.length - written.length, lines_written: lineRows.length, fills_written: 0,
-      }));
-    }
-    for (const ds of BANK_DATASETS) entriesByDataset.set(ds, stmtEntries);
   }
-
-  for (const [ds, entries] of entriesByDataset) {
-    const path = join(req.out, ds, '_import_report.json');
-    const doc = mergeReport(await readReport(path, ds), entries);
-    await writeAtomic(path, `${JSON.stringify(doc, null, 2)}\n`);
-    outputs.push(`${ds}/_import_report.json`);
-  }
-  const watermark = req.watermark ? await writeWatermarks(req.out, [...entriesByDataset.keys()], req.watermark) : null;
-  const anyMismatch = summaries.some((s) => s.mismatches.length > 0);
-  return { exit_code: anyMismatch ? ExitCode.MISMATCH : ExitCode.CLEAN, out: req.out, files: summaries, outputs, watermark };
+  if (errors.length) throw new InputError({ message: `nothing imported:\n  ${[...new Set(errors)].join('\n  ')}` });
+  return finals;
 }
 
 /** A setting an import lacks for one statement: the file, the statement, and what to give. */
@@ -248,7 +283,7 @@ function settingErrorLines(errors: readonly SettingError[]): string[] {
 }
 
 /** Maps one joined statement to our account, bank, calendar and line rows; records missing settings and bad ids. */
-function finalize(st: ParsedStatement, req: ImportRequest, files: ProviderFile[], settingErrors: SettingError[], errors: string[], addFinding: (i: number, f: Finding) => void): FinalStatement {
+function finalize(st: ParsedStatement, req: ImportRequest, files: readonly ProviderFile[], settingErrors: SettingError[], errors: string[], addFinding: (i: number, f: Finding) => void): FinalStatement {
   const file = files[st.fileIndex];
   const entry = lookupAccount(req.accountMap, st.providerAccount, st.currency);
   const unwritten = [...st.unwritable];
