@@ -150,14 +150,7 @@ function readPage(file: ProviderFile, fileIndex: number, msg: Message, header: T
   const account = acctTag ? acctTag.lines[0] : null;
   const bankFromAcct = acctTag?.tag === '25P' ? (acctTag.lines[1] ?? null) : null;
   const noTag = first((t) => t === '28C' || t === '28');
-  let stmtNo: string | null = null;
-  let pageNo: number | null = null;
-  if (noTag) {
-    const m = STATEMENT_NO_RE.exec(noTag.lines[0]);
-    if (!m) throw new ProviderValueError(file.name, noTag.line, 'mt940_statement_no', `:${noTag.tag}: '${noTag.lines[0]}' is not statement number[/page]`);
-    stmtNo = m[1];
-    pageNo = m[2] !== undefined ? Number(m[2]) : null;
-  }
+  const { stmtNo, pageNo } = statementNumber(file, noTag);
   const openTag = body.find((t) => t.tag === '60F' || t.tag === '60M');
   const closeTag = body.find((t) => t.tag === '62F' || t.tag === '62M');
   const opening = openTag ? balanceOf(file, openTag) : null;
@@ -169,24 +162,10 @@ function readPage(file: ProviderFile, fileIndex: number, msg: Message, header: T
   const unwritable: string[] = [];
   const notes: string[] = [];
   const lines: ParsedLine[] = [];
-  for (let i = 0; i < body.length; i++) {
-    const t = body[i];
+  for (const t of body) {
     if (t.tag !== '61') continue;
     if (!currency) throw new ProviderValueError(file.name, t.line, 'mt940_currency', ':61: line in a page without an opening or closing balance to give its currency');
-    const w: Where = { file: file.name, line: t.line };
-    const m = LINE_RE.exec(t.lines[0]);
-    if (!m) throw new ProviderValueError(file.name, t.line, 'mt940_line', `:61: '${t.lines[0]}' is not a statement line (YYMMDD[MMDD](C|D|RC|RD)[funds code]amount,type reference)`);
-    const [, vd, entry, mark, funds, amountText, typeId, typeCode, rest] = m;
-    const minor = swiftAmountToMinor(amountText, currency, w, ':61: amount');
-    const sign = mark === 'C' || mark === 'RD' ? 1n : -1n;
-    const [custRef, ...bankRefParts] = rest.split('//');
-    const meta: Record<string, string> = { mark, type: `${typeId}${typeCode}` };
-    if (entry) meta.entry_date = entry;
-    if (funds) meta.funds_code = funds;
-    if (bankRefParts.length) meta.bank_ref = bankRefParts.join('//');
-    if (t.lines.length > 1) meta.supplementary = t.lines.slice(1).join(' ');
-    const reference = custRef === '' || custRef === 'NONREF' ? null : custRef;
-    lines.push({ amountMinor: sign * minor, currency, valueDate: yymmddToDate(vd, w, ':61: value date'), reference, line: t.line, meta });
+    lines.push(statementLine(file, t, currency));
     result.counts.lines += 1;
   }
   if (lines.some((l) => l.meta?.mark === 'RC' || l.meta?.mark === 'RD')) notes.push('reversal marks: RC counted as a debit, RD as a credit');
@@ -216,4 +195,30 @@ function readPage(file: ProviderFile, fileIndex: number, msg: Message, header: T
     },
     page,
   };
+}
+
+/** :28C: (or :28:) statement number and page; both null without the tag. */
+function statementNumber(file: ProviderFile, noTag: TagEntry | undefined): { stmtNo: string | null; pageNo: number | null } {
+  if (!noTag) return { stmtNo: null, pageNo: null };
+  const m = STATEMENT_NO_RE.exec(noTag.lines[0]);
+  if (!m) throw new ProviderValueError(file.name, noTag.line, 'mt940_statement_no', `:${noTag.tag}: '${noTag.lines[0]}' is not statement number[/page]`);
+  return { stmtNo: m[1], pageNo: m[2] !== undefined ? Number(m[2]) : null };
+}
+
+/** One :61: statement line: C and RD are money in, D and RC money out; the reference is the account owner's (before //). */
+function statementLine(file: ProviderFile, t: TagEntry, currency: string): ParsedLine {
+  const w: Where = { file: file.name, line: t.line };
+  const m = LINE_RE.exec(t.lines[0]);
+  if (!m) throw new ProviderValueError(file.name, t.line, 'mt940_line', `:61: '${t.lines[0]}' is not a statement line (YYMMDD[MMDD](C|D|RC|RD)[funds code]amount,type reference)`);
+  const [, vd, entry, mark, funds, amountText, typeId, typeCode, rest] = m;
+  const minor = swiftAmountToMinor(amountText, currency, w, ':61: amount');
+  const sign = mark === 'C' || mark === 'RD' ? 1n : -1n;
+  const [custRef, ...bankRefParts] = rest.split('//');
+  const meta: Record<string, string> = { mark, type: `${typeId}${typeCode}` };
+  if (entry) meta.entry_date = entry;
+  if (funds) meta.funds_code = funds;
+  if (bankRefParts.length) meta.bank_ref = bankRefParts.join('//');
+  if (t.lines.length > 1) meta.supplementary = t.lines.slice(1).join(' ');
+  const reference = custRef === '' || custRef === 'NONREF' ? null : custRef;
+  return { amountMinor: sign * minor, currency, valueDate: yymmddToDate(vd, w, ':61: value date'), reference, line: t.line, meta };
 }
