@@ -285,7 +285,7 @@ function failureOf(e: unknown): { rule: string; message: string } {
  * stops with a `file_too_large` file error past `maxBytes` (decompressed).
  */
 export async function* readCsv(file: SourceFile, maxBytes = Infinity): AsyncGenerator<ReadEvent> {
-  let header: string[] | undefined;
+  let header: readonly string[] | undefined;
   let row = 0;
   let nextLine = 1;
   const blanks: { line: number }[] = [];
@@ -294,16 +294,10 @@ export async function* readCsv(file: SourceFile, maxBytes = Infinity): AsyncGene
       nextLine = rec.line + 1;
       const body = stripEol(rec.bytes);
       if (!header) {
-        if (rec.oversized) { yield { type: 'file_error', rule: 'csv_header', message: `the header row is larger than ${MAX_RECORD_BYTES} bytes`, line: rec.line }; return; }
-        const split = splitCsvRecord(body);
-        const bad = split.error ?? (rec.openQuote ? { rule: 'csv_unterminated_quote', message: 'the header row opens a quote that never closes' } : undefined);
-        if (bad) { yield { type: 'file_error', rule: 'csv_header', message: `the header row cannot be read (${bad.rule}): ${bad.message}`, line: rec.line }; return; }
-        if (body.length === 0) { yield { type: 'file_error', rule: 'csv_header', message: 'the header row is blank', line: rec.line }; return; }
-        if (badUtf8Field(split.fieldBytes) >= 0) { yield { type: 'file_error', rule: 'csv_header', message: 'the header row is not valid UTF-8', line: rec.line }; return; }
-        const ctl = split.fields.find((c) => /[\u0000-\u001f\u007f]/.test(c));
-        if (ctl !== undefined) { yield { type: 'file_error', rule: 'csv_header', message: `the header names a column with a control character: '${ctl.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}'`, line: rec.line }; return; }
-        header = split.fields;
-        yield { type: 'header', columns: header };
+        const h = csvHeader(rec, body);
+        if (h.type === 'file_error') { yield h; return; }
+        header = h.columns;
+        yield h;
         continue;
       }
       if (body.length === 0 && !rec.oversized) {
@@ -316,43 +310,7 @@ export async function* readCsv(file: SourceFile, maxBytes = Infinity): AsyncGene
         yield { type: 'record_error', row, line: b.line, raw: '', rule: 'blank_line', message: 'blank line between records (a record with no fields)' };
       }
       row += 1;
-      if (!rec.oversized && !rec.openQuote && body.indexOf(QUOTE) < 0 && body.indexOf(CR) < 0 && isUtf8(body)) {
-        // Fast path (most records): no quotes, no CR, valid UTF-8 — the fields are the text split at commas.
-        const text = body.toString('utf8');
-        const values = text.split(',');
-        const raw = text.length > RAW_KEEP_CHARS ? `${text.slice(0, RAW_KEEP_CHARS)}…` : text;
-        if (values.length !== header.length) {
-          yield { type: 'record_error', row, line: rec.line, raw, rule: 'field_count', message: `record has ${values.length} fields; the header has ${header.length}` };
-          continue;
-        }
-        const fields = new Map<string, string | null>();
-        for (let i = 0; i < header.length; i++) fields.set(header[i], values[i] === '' ? null : values[i]);
-        yield { type: 'record', row, line: rec.line, raw, fields };
-        continue;
-      }
-      const raw = lossyText(body);
-      if (rec.oversized) {
-        yield { type: 'record_error', row, line: rec.line, raw, rule: 'record_too_large', message: `the record holds ${rec.size} bytes; at most ${MAX_RECORD_BYTES} are read (raw text shows its start)` };
-        continue;
-      }
-      const split = splitCsvRecord(body);
-      const syntax = split.error ?? (rec.openQuote ? { rule: 'csv_unterminated_quote', message: 'a quoted field is never closed: the quote runs to the end of the file', field: split.fields.length - 1 } : undefined);
-      if (syntax) {
-        yield { type: 'record_error', row, line: rec.line, raw, rule: syntax.rule, message: syntax.message, column: header[syntax.field] };
-        continue;
-      }
-      const badField = isUtf8(body) ? -1 : Math.max(0, badUtf8Field(split.fieldBytes));
-      if (badField >= 0) {
-        yield { type: 'record_error', row, line: rec.line, raw, rule: 'invalid_utf8', message: `field ${badField + 1} is not valid UTF-8`, column: header[badField] };
-        continue;
-      }
-      if (split.fields.length !== header.length) {
-        yield { type: 'record_error', row, line: rec.line, raw, rule: 'field_count', message: `record has ${split.fields.length} fields; the header has ${header.length}` };
-        continue;
-      }
-      const fields = new Map<string, string | null>();
-      for (let i = 0; i < header.length; i++) fields.set(header[i], split.fields[i] === '' ? null : split.fields[i]);
-      yield { type: 'record', row, line: rec.line, raw, fields };
+      yield csvRecord(rec, body, row, header);
     }
   } catch (e) {
     const f = failureOf(e);
@@ -360,6 +318,50 @@ export async function* readCsv(file: SourceFile, maxBytes = Infinity): AsyncGene
     return;
   }
   if (!header) yield { type: 'file_error', rule: 'empty_file', message: 'the file is empty: no header row' };
+}
+
+/** The header row as a `header` event, or the `file_error` (rule csv_header) that stops the file. */
+function csvHeader(rec: RawRecord, body: Buffer): Extract<ReadEvent, { type: 'header' | 'file_error' }> {
+  const stop = (message: string) => ({ type: 'file_error', rule: 'csv_header', message, line: rec.line }) as const;
+  if (rec.oversized) return stop(`the header row is larger than ${MAX_RECORD_BYTES} bytes`);
+  const split = splitCsvRecord(body);
+  const bad = split.error ?? (rec.openQuote ? { rule: 'csv_unterminated_quote', message: 'the header row opens a quote that never closes' } : undefined);
+  if (bad) return stop(`the header row cannot be read (${bad.rule}): ${bad.message}`);
+  if (body.length === 0) return stop('the header row is blank');
+  if (badUtf8Field(split.fieldBytes) >= 0) return stop('the header row is not valid UTF-8');
+  const ctl = split.fields.find((c) => /[\u0000-\u001f\u007f]/.test(c));
+  if (ctl !== undefined) return stop(`the header names a column with a control character: '${ctl.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}'`);
+  return { type: 'header', columns: split.fields };
+}
+
+/** One data record (not blank) as a `record`, or the `record_error` of the first rule it breaks. */
+function csvRecord(rec: RawRecord, body: Buffer, row: number, header: readonly string[]): ReadEvent {
+  if (!rec.oversized && !rec.openQuote && body.indexOf(QUOTE) < 0 && body.indexOf(CR) < 0 && isUtf8(body)) {
+    // Fast path (most records): no quotes, no CR, valid UTF-8 — the fields are the text split at commas.
+    const text = body.toString('utf8');
+    const raw = text.length > RAW_KEEP_CHARS ? `${text.slice(0, RAW_KEEP_CHARS)}…` : text;
+    return csvFields(text.split(','), rec, row, raw, header);
+  }
+  const raw = lossyText(body);
+  if (rec.oversized) {
+    return { type: 'record_error', row, line: rec.line, raw, rule: 'record_too_large', message: `the record holds ${rec.size} bytes; at most ${MAX_RECORD_BYTES} are read (raw text shows its start)` };
+  }
+  const split = splitCsvRecord(body);
+  const syntax = split.error ?? (rec.openQuote ? { rule: 'csv_unterminated_quote', message: 'a quoted field is never closed: the quote runs to the end of the file', field: split.fields.length - 1 } : undefined);
+  if (syntax) return { type: 'record_error', row, line: rec.line, raw, rule: syntax.rule, message: syntax.message, column: header[syntax.field] };
+  const badField = isUtf8(body) ? -1 : Math.max(0, badUtf8Field(split.fieldBytes));
+  if (badField >= 0) return { type: 'record_error', row, line: rec.line, raw, rule: 'invalid_utf8', message: `field ${badField + 1} is not valid UTF-8`, column: header[badField] };
+  return csvFields(split.fields, rec, row, raw, header);
+}
+
+/** The record's values by header column (empty text is null), or `field_count` when the numbers differ. */
+function csvFields(values: readonly string[], rec: RawRecord, row: number, raw: string, header: readonly string[]): ReadEvent {
+  if (values.length !== header.length) {
+    return { type: 'record_error', row, line: rec.line, raw, rule: 'field_count', message: `record has ${values.length} fields; the header has ${header.length}` };
+  }
+  const fields = new Map<string, string | null>();
+  for (let i = 0; i < header.length; i++) fields.set(header[i], values[i] === '' ? null : values[i]);
+  return { type: 'record', row, line: rec.line, raw, fields };
 }
 
 /**
@@ -386,56 +388,7 @@ export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[
         yield { type: 'record_error', row, line, raw: '', rule: 'jsonl_blank_line', message: 'blank line inside a JSON Lines file' };
       }
       row += 1;
-      const raw = lossyText(body);
-      if (rec.oversized) {
-        yield { type: 'record_error', row, line: rec.line, raw, rule: 'record_too_large', message: `the line holds ${rec.size} bytes; at most ${MAX_RECORD_BYTES} are read (raw text shows its start)` };
-        continue;
-      }
-      if (!isUtf8(body)) {
-        yield { type: 'record_error', row, line: rec.line, raw, rule: 'invalid_utf8', message: 'the line is not valid UTF-8' };
-        continue;
-      }
-      let doc: unknown;
-      try { doc = parseLossless(body.toString('utf8')); } catch (e) {
-        yield { type: 'record_error', row, line: rec.line, raw, rule: 'jsonl_not_json', message: `line is not JSON: ${(e as Error).message.slice(0, 200)}` };
-        continue;
-      }
-      if (doc === null || typeof doc !== 'object' || Array.isArray(doc) || isLosslessNumber(doc)) {
-        yield { type: 'record_error', row, line: rec.line, raw, rule: 'jsonl_not_object', message: 'line is not a JSON object' };
-        continue;
-      }
-      // lossless-json refuses a key given twice with different values but keeps one given twice
-      // with the same value (also spelled with escapes): a record names each column once, in every format.
-      if (topLevelKeyCount(body.toString('utf8')) !== Object.keys(doc).length) {
-        yield { type: 'record_error', row, line: rec.line, raw, rule: 'jsonl_not_json', message: "the line's JSON object names a key more than once; a record names each column once" };
-        continue;
-      }
-      const fields = new Map<string, string | null>();
-      let problem: { column: string; rule: string; message: string } | undefined;
-      for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
-        const kind = kinds.get(k);
-        if (kind === undefined) {
-          // An unknown key is an extra column, unless it cannot be a column name at all.
-          if (/[\u0000-\u001f\u007f]/.test(k) || !wellFormed(k)) problem ??= { column: k.replace(/[\u0000-\u001f\u007f]/g, '?'), rule: 'jsonl_key', message: 'a key holds a control character or a lone surrogate' };
-          else extra.add(k);
-          continue;
-        }
-        if (v === null || v === '') { fields.set(k, null); continue; }
-        if (isLosslessNumber(v)) {
-          if (kind === 'decimal' || kind === 'amount_minor' || kind === 'int') fields.set(k, v.value);
-          else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must be ${kind === 'bool' ? 'JSON true or false' : 'a JSON string'}, not the number ${v.value.slice(0, 80)}` };
-        } else if (typeof v === 'string') {
-          if (!wellFormed(v)) problem ??= { column: k, rule: 'jsonl_invalid_unicode', message: `column ${k} holds a lone UTF-16 surrogate (\\uD800–\\uDFFF escape), not a character` };
-          // CONTRACT §1: bool columns hold JSON true/false in JSON Lines, never the strings "true"/"false".
-          else if (kind === 'bool') problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must be JSON true or false, not the string "${v.slice(0, 20)}"` };
-          else fields.set(k, v);
-        } else if (typeof v === 'boolean') {
-          if (kind === 'bool') fields.set(k, String(v));
-          else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must not be a JSON boolean` };
-        } else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} holds a JSON ${Array.isArray(v) ? 'array' : 'object'}` };
-      }
-      if (problem) { yield { type: 'record_error', row, line: rec.line, raw, rule: problem.rule, message: problem.message, column: problem.column }; continue; }
-      yield { type: 'record', row, line: rec.line, raw, fields };
+      yield jsonlRecord(rec, body, row, kinds, extra);
     }
   } catch (e) {
     const f = failureOf(e);
@@ -444,6 +397,58 @@ export async function* readJsonl(file: SourceFile, columns: readonly ColumnSpec[
   }
   if (extra.size) yield { type: 'extra_columns', columns: [...extra] };
   if (row === 0) yield { type: 'file_error', rule: 'empty_file', message: 'the file holds no JSON Lines record' };
+}
+
+type ColumnKind = ColumnSpec['kind'];
+
+/** One line (not blank) as a `record`, or the `record_error` of the first rule it breaks; unknown keys go into `extra`. */
+function jsonlRecord(rec: RawRecord, body: Buffer, row: number, kinds: ReadonlyMap<string, ColumnKind>, extra: Set<string>): ReadEvent {
+  const raw = lossyText(body);
+  const fail = (rule: string, message: string, column?: string): ReadEvent => ({ type: 'record_error', row, line: rec.line, raw, rule, message, ...(column === undefined ? {} : { column }) });
+  if (rec.oversized) return fail('record_too_large', `the line holds ${rec.size} bytes; at most ${MAX_RECORD_BYTES} are read (raw text shows its start)`);
+  if (!isUtf8(body)) return fail('invalid_utf8', 'the line is not valid UTF-8');
+  let doc: unknown;
+  try { doc = parseLossless(body.toString('utf8')); } catch (e) {
+    return fail('jsonl_not_json', `line is not JSON: ${(e as Error).message.slice(0, 200)}`);
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc) || isLosslessNumber(doc)) return fail('jsonl_not_object', 'line is not a JSON object');
+  // lossless-json refuses a key given twice with different values but keeps one given twice
+  // with the same value (also spelled with escapes): a record names each column once, in every format.
+  if (topLevelKeyCount(body.toString('utf8')) !== Object.keys(doc).length) {
+    return fail('jsonl_not_json', "the line's JSON object names a key more than once; a record names each column once");
+  }
+  const { fields, problem } = jsonlFields(doc as Record<string, unknown>, kinds, extra);
+  if (problem) return fail(problem.rule, problem.message, problem.column);
+  return { type: 'record', row, line: rec.line, raw, fields };
+}
+
+/** The object's values by column as text, with the first value its column's kind does not allow. */
+function jsonlFields(doc: Record<string, unknown>, kinds: ReadonlyMap<string, ColumnKind>, extra: Set<string>): { fields: Map<string, string | null>; problem?: { column: string; rule: string; message: string } } {
+  const fields = new Map<string, string | null>();
+  let problem: { column: string; rule: string; message: string } | undefined;
+  for (const [k, v] of Object.entries(doc)) {
+    const kind = kinds.get(k);
+    if (kind === undefined) {
+      // An unknown key is an extra column, unless it cannot be a column name at all.
+      if (/[\u0000-\u001f\u007f]/.test(k) || !wellFormed(k)) problem ??= { column: k.replace(/[\u0000-\u001f\u007f]/g, '?'), rule: 'jsonl_key', message: 'a key holds a control character or a lone surrogate' };
+      else extra.add(k);
+      continue;
+    }
+    if (v === null || v === '') { fields.set(k, null); continue; }
+    if (isLosslessNumber(v)) {
+      if (kind === 'decimal' || kind === 'amount_minor' || kind === 'int') fields.set(k, v.value);
+      else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must be ${kind === 'bool' ? 'JSON true or false' : 'a JSON string'}, not the number ${v.value.slice(0, 80)}` };
+    } else if (typeof v === 'string') {
+      if (!wellFormed(v)) problem ??= { column: k, rule: 'jsonl_invalid_unicode', message: `column ${k} holds a lone UTF-16 surrogate (\\uD800–\\uDFFF escape), not a character` };
+      // CONTRACT §1: bool columns hold JSON true/false in JSON Lines, never the strings "true"/"false".
+      else if (kind === 'bool') problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must be JSON true or false, not the string "${v.slice(0, 20)}"` };
+      else fields.set(k, v);
+    } else if (typeof v === 'boolean') {
+      if (kind === 'bool') fields.set(k, String(v));
+      else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} must not be a JSON boolean` };
+    } else problem ??= { column: k, rule: 'jsonl_type', message: `column ${k} holds a JSON ${Array.isArray(v) ? 'array' : 'object'}` };
+  }
+  return { fields, problem };
 }
 
 /**
@@ -504,26 +509,10 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
     yield { type: 'file_error', rule: 'file_unreadable', message: 'internal: the staged link has an unsafe path; the file was not read' };
     return;
   }
-  let schema: { name: string; type: string }[];
-  try {
-    const r = await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${stagedPath}')`);
-    schema = r.getRowObjectsJson().map((o) => ({ name: String(o.column_name), type: String(o.column_type) }));
-  } catch (e) {
-    if (isOutOfMemory(e)) throw e; // the run's memory, not the file: never a quarantine entry
-    yield { type: 'file_error', rule: 'parquet_unreadable', message: `not a readable Parquet file: ${(e as Error).message.split('\n')[0]}` };
-    return;
-  }
+  const described = await describeParquet(conn, stagedPath);
+  if ('type' in described) { yield described; return; }
+  const { schema, time } = described;
   const specOf = new Map(columns.map((c) => [c.name, c]));
-  // How the file stores its timestamps (sources/parquet-time.ts): columns without zone, and the
-  // values of UTC-adjusted nanosecond columns that DuckDB would truncate to the microsecond.
-  let time: Map<string, ParquetTimeColumn>;
-  try {
-    time = await parquetTimeColumns(conn, stagedPath, schema.map((c) => c.name));
-  } catch (e) {
-    if (isOutOfMemory(e)) throw e;
-    yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${(e as Error).message.split('\n')[0]}` };
-    return;
-  }
   // The names as the file spells them: DuckDB renames a repeated name (`price`, `price_1`), which
   // would hide a column named twice and invent an extra column (the loader quarantines the rows).
   yield { type: 'header', columns: schema.map((c) => time.get(c.name)?.parquetName ?? c.name) };
@@ -537,24 +526,7 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
   }
   const exprs = schema.filter((c) => specOf.has(c.name)).map((c) => {
     const col = ident(c.name);
-    let e: string;
-    if (c.type === 'TIMESTAMP WITH TIME ZONE') e = `strftime(timezone('UTC', ${col}), '%Y-%m-%dT%H:%M:%S.%fZ')`;
-    // Nanoseconds that are not whole microseconds are shown with 9 digits, which the timestamp rule rejects.
-    else if (c.type === 'TIMESTAMP_NS') {
-      // Built by hand: DuckDB's strftime '%n' has printed stray bytes after the digits here.
-      const ns = `((epoch_ns(${col}) % 1000000000 + 1000000000) % 1000000000)`;
-      const secs = `strftime(make_timestamp((epoch_ns(${col}) - ${ns}) // 1000), '%Y-%m-%dT%H:%M:%S')`;
-      e = `CASE WHEN epoch_ns(${col}) % 1000 = 0 THEN strftime(${col}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ') ELSE ${secs} || '.' || lpad(${ns}::VARCHAR, 9, '0') || 'Z' END`;
-    }
-    else if (/^TIMESTAMP/.test(c.type)) e = `strftime(${col}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ')`;
-    else if (c.type === 'BOOLEAN') e = `CASE WHEN ${col} THEN 'true' ELSE 'false' END`;
-    else e = `${col}::VARCHAR`;
-    // A timestamp stored without zone is shown as what it is, a wall-clock time with no zone: the
-    // timestamp rule rejects it (timestamp_without_zone) instead of it being taken for UTC, and in
-    // a `*_local` column it is the local time the column holds (mapped in its companion zone).
-    const kind = specOf.get(c.name)!.kind;
-    if (time.get(c.name)?.naive && (kind === 'timestamp' || kind === 'local_timestamp') && /^TIMESTAMP(_S|_MS|_NS)?$/.test(c.type)) e = `rtrim(${e}, 'Z')`;
-    return { name: c.name, expr: `${e} AS ${col}` };
+    return { name: c.name, expr: `${parquetTextExpr(col, c.type, specOf.get(c.name)!.kind, time.get(c.name)?.naive ?? false)} AS ${col}` };
   });
   // Read in pages of PARQUET_PAGE_ROWS by row number, each page a complete query: the loader
   // appends to DuckDB between pages, and an append on the connection would end an open stream
@@ -569,42 +541,95 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
   }
   const nanosColumns = [...time].filter(([name, t]) => t.utcNanos && specOf.get(name)?.kind === 'timestamp');
   for (let lo = 0; lo < total; lo += PARQUET_PAGE_ROWS) {
-    let rows: unknown[][];
-    try {
-      const where = `file_row_number >= ${lo} AND file_row_number < ${lo + PARQUET_PAGE_ROWS}${rowFilter ? ` AND (${rowFilter})` : ''}`;
-      rows = (await conn.runAndReadAll(`${select} WHERE ${where}`)).getRows();
-    } catch (e) {
-      if (isOutOfMemory(e)) throw e;
-      yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file cannot be read to its end: ${(e as Error).message.split('\n')[0]}` };
-      return;
-    }
-    // This page's values below the microsecond, read exactly (DuckDB truncates them); a page with
-    // no row to read (records handed back from the fast path are few) costs no second read.
-    const subMicro = new Map<string, Map<number, bigint>>();
-    try {
-      if (rows.length) for (const [name, t] of nanosColumns) subMicro.set(name, await subMicrosecondValues(stagedPath, t.parquetName, Infinity, { start: lo, end: lo + PARQUET_PAGE_ROWS }));
-    } catch (e) {
-      yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${(e as Error).message.split('\n')[0]}` };
-      return;
-    }
-    for (const r of rows) {
-      const fields = new Map<string, string | null>();
-      let problem: string | undefined;
-      for (let i = 0; i < exprs.length; i++) {
-        const v = r[i + 1];
-        const s = v === null || v === '' ? null : String(v);
-        if (s !== null && !wellFormed(s)) problem ??= exprs[i].name;
-        fields.set(exprs[i].name, s);
-      }
-      const row = Number(r[0]) + 1;
-      // A value below the microsecond is shown with its 9 digits, which the timestamp rule rejects.
-      for (const [name, values] of subMicro) {
-        const nanos = values.get(row);
-        if (nanos !== undefined) fields.set(name, nanosText(nanos));
-      }
-      const raw = JSON.stringify(Object.fromEntries(fields)).slice(0, RAW_KEEP_CHARS);
-      if (problem) { yield { type: 'record_error', row, line: row, raw, rule: 'invalid_utf8', message: `column ${problem} is not valid Unicode text`, column: problem }; continue; }
-      yield { type: 'record', row, line: row, raw, fields };
-    }
+    const page = await readParquetPage(conn, stagedPath, select, lo, rowFilter, nanosColumns);
+    if ('type' in page) { yield page; return; }
+    for (const r of page.rows) yield parquetRecord(r, exprs, page.subMicro);
   }
+}
+
+const firstLine = (e: unknown) => (e as Error).message.split('\n')[0];
+
+/** The file's columns as DuckDB describes them and how it stores its timestamps, or the `file_error` that stops it. */
+async function describeParquet(conn: DuckDBConnection, stagedPath: string): Promise<ReadEvent | { schema: { name: string; type: string }[]; time: Map<string, ParquetTimeColumn> }> {
+  let schema: { name: string; type: string }[];
+  try {
+    const r = await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${stagedPath}')`);
+    schema = r.getRowObjectsJson().map((o) => ({ name: String(o.column_name), type: String(o.column_type) }));
+  } catch (e) {
+    if (isOutOfMemory(e)) throw e; // the run's memory, not the file: never a quarantine entry
+    return { type: 'file_error', rule: 'parquet_unreadable', message: `not a readable Parquet file: ${firstLine(e)}` };
+  }
+  // How the file stores its timestamps (sources/parquet-time.ts): columns without zone, and the
+  // values of UTC-adjusted nanosecond columns that DuckDB would truncate to the microsecond.
+  try {
+    return { schema, time: await parquetTimeColumns(conn, stagedPath, schema.map((c) => c.name)) };
+  } catch (e) {
+    if (isOutOfMemory(e)) throw e;
+    return { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${firstLine(e)}` };
+  }
+}
+
+/** SQL turning column `col` (DuckDB type `type`, dataset kind `kind`) into the contract's text form. */
+function parquetTextExpr(col: string, type: string, kind: ColumnSpec['kind'], naive: boolean): string {
+  let e: string;
+  if (type === 'TIMESTAMP WITH TIME ZONE') e = `strftime(timezone('UTC', ${col}), '%Y-%m-%dT%H:%M:%S.%fZ')`;
+  // Nanoseconds that are not whole microseconds are shown with 9 digits, which the timestamp rule rejects.
+  else if (type === 'TIMESTAMP_NS') {
+    // Built by hand: DuckDB's strftime '%n' has printed stray bytes after the digits here.
+    const ns = `((epoch_ns(${col}) % 1000000000 + 1000000000) % 1000000000)`;
+    const secs = `strftime(make_timestamp((epoch_ns(${col}) - ${ns}) // 1000), '%Y-%m-%dT%H:%M:%S')`;
+    e = `CASE WHEN epoch_ns(${col}) % 1000 = 0 THEN strftime(${col}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ') ELSE ${secs} || '.' || lpad(${ns}::VARCHAR, 9, '0') || 'Z' END`;
+  }
+  else if (/^TIMESTAMP/.test(type)) e = `strftime(${col}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ')`;
+  else if (type === 'BOOLEAN') e = `CASE WHEN ${col} THEN 'true' ELSE 'false' END`;
+  else e = `${col}::VARCHAR`;
+  // A timestamp stored without zone is shown as what it is, a wall-clock time with no zone: the
+  // timestamp rule rejects it (timestamp_without_zone) instead of it being taken for UTC, and in
+  // a `*_local` column it is the local time the column holds (mapped in its companion zone).
+  if (naive && (kind === 'timestamp' || kind === 'local_timestamp') && /^TIMESTAMP(_S|_MS|_NS)?$/.test(type)) e = `rtrim(${e}, 'Z')`;
+  return e;
+}
+
+/** One page of rows from row number `lo`, with its values below the microsecond, or the `file_error` that stops the file. */
+async function readParquetPage(
+  conn: DuckDBConnection, stagedPath: string, select: string, lo: number, rowFilter: string | undefined, nanosColumns: [string, ParquetTimeColumn][],
+): Promise<ReadEvent | { rows: unknown[][]; subMicro: Map<string, Map<number, bigint>> }> {
+  let rows: unknown[][];
+  try {
+    const where = `file_row_number >= ${lo} AND file_row_number < ${lo + PARQUET_PAGE_ROWS}${rowFilter ? ` AND (${rowFilter})` : ''}`;
+    rows = (await conn.runAndReadAll(`${select} WHERE ${where}`)).getRows();
+  } catch (e) {
+    if (isOutOfMemory(e)) throw e;
+    return { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file cannot be read to its end: ${firstLine(e)}` };
+  }
+  // This page's values below the microsecond, read exactly (DuckDB truncates them); a page with
+  // no row to read (records handed back from the fast path are few) costs no second read.
+  const subMicro = new Map<string, Map<number, bigint>>();
+  try {
+    if (rows.length) for (const [name, t] of nanosColumns) subMicro.set(name, await subMicrosecondValues(stagedPath, t.parquetName, Infinity, { start: lo, end: lo + PARQUET_PAGE_ROWS }));
+  } catch (e) {
+    return { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${firstLine(e)}` };
+  }
+  return { rows, subMicro };
+}
+
+/** One Parquet row (file_row_number first, then the selected columns) as a `record`, or `invalid_utf8` for text that is not Unicode. */
+function parquetRecord(r: unknown[], exprs: readonly { name: string }[], subMicro: ReadonlyMap<string, Map<number, bigint>>): ReadEvent {
+  const fields = new Map<string, string | null>();
+  let problem: string | undefined;
+  for (let i = 0; i < exprs.length; i++) {
+    const v = r[i + 1];
+    const s = v === null || v === '' ? null : String(v);
+    if (s !== null && !wellFormed(s)) problem ??= exprs[i].name;
+    fields.set(exprs[i].name, s);
+  }
+  const row = Number(r[0]) + 1;
+  // A value below the microsecond is shown with its 9 digits, which the timestamp rule rejects.
+  for (const [name, values] of subMicro) {
+    const nanos = values.get(row);
+    if (nanos !== undefined) fields.set(name, nanosText(nanos));
+  }
+  const raw = JSON.stringify(Object.fromEntries(fields)).slice(0, RAW_KEEP_CHARS);
+  if (problem) return { type: 'record_error', row, line: row, raw, rule: 'invalid_utf8', message: `column ${problem} is not valid Unicode text`, column: problem };
+  return { type: 'record', row, line: row, raw, fields };
 }
