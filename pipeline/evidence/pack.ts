@@ -155,6 +155,10 @@ async function objectSource(store: ObjectStore, key: string): Promise<PayloadEnt
   return b ? { kind: 'bytes', bytes: b } : undefined;
 }
 
+/** Adds one payload file (the path is checked to stay inside the bag), or a text as its UTF-8 bytes. */
+type AddEntry = (path: string, source: PayloadEntry['source']) => void;
+type AddText = (path: string, s: string) => void;
+
 /**
  * Packs the evidence of a scope into a bag at `out`. Throws ConfigError (exit 2) for an unknown
  * run, break or empty window, or an existing `out`; EvidenceIntegrityError (exit 1) when the store
@@ -164,62 +168,15 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
   const { store, scope } = opts;
   const now = opts.now ?? new Date();
   const { manifests: all, links } = await readChain(store);
-  let index: ReadonlyMap<string, BreakRecord>;
-  try {
-    index = await loadBreakIndex(store);
-  } catch (e) {
-    if (e instanceof InternalError || (e instanceof StoreError && e.reason === 'corrupt_object')) integrity(`the break store is inconsistent: ${e.message}`);
-    throw e;
-  }
+  const index = await readBreakIndex(store);
   const { runs, breakFilter, extraBreak } = await resolveScope(scope, all, index, store);
 
   const payload: PayloadEntry[] = [];
-  const add = (path: string, source: PayloadEntry['source']) => { assertSafeRelativePath(path); payload.push({ path, source }); };
-  const text = (path: string, s: string) => add(path, { kind: 'bytes', bytes: Buffer.from(s, 'utf8') });
+  const add: AddEntry = (path, source) => { assertSafeRelativePath(path); payload.push({ path, source }); };
+  const text: AddText = (path, s) => add(path, { kind: 'bytes', bytes: Buffer.from(s, 'utf8') });
 
-  const views: RunView[] = [];
-  const definitions = await loadControls();
-  const breakIds = new Set<string>();
-  if (extraBreak) breakIds.add(extraBreak);
-  for (const m of runs) {
-    const lookups = await runLookups(m.manifest, definitions);
-    const breaks = (await loadRunBreaks(store, m.manifest, { index, ...lookups })).filter(breakFilter);
-    for (const b of breaks) breakIds.add(b.break_id);
-    views.push({ stored: m, breaks, owners: lookups.owner });
-
-    await addManifest(store, m, add);
-    for (const o of m.manifest.outputs) {
-      const src = await objectSource(store, o.key);
-      if (!src) integrity(`output ${o.key} of run ${m.run_id} is missing from the store`);
-      const got = (await digests(src, ['sha256'])).hex.sha256;
-      if (got !== o.sha256) integrity(`output ${o.key} of run ${m.run_id} has SHA-256 ${got}, its manifest recorded ${o.sha256}`);
-      add(o.key, src);
-    }
-    await addInputs(m, opts.includeInputs, add, text);
-    text(LAYOUT.lineage(m.run_id), `${JSON.stringify(runEvent(m.manifest, m.sha256, store.location), null, 2)}\n`);
-  }
-
-  const bs = new BreakStore(store);
-  const decoded: DecodedObject[] = [];
-  for (const id of [...breakIds].sort()) {
-    const keys = await store.list(`breaks/${id}`);
-    const rec = index.get(id);
-    for (const k of keys.sort()) {
-      if (keyKind(k) === null) continue;
-      const bytes = (await store.get(k))!;
-      add(k, { kind: 'bytes', bytes });
-      decoded.push(decodeObject(k, bytes));
-    }
-    const observations = rec?.observations ?? (await bs.observations(id));
-    const first = rec?.events[0];
-    text(LAYOUT.breakSummary(id), `${canonicalJson({
-      break_id: id,
-      control_id: first?.control_id ?? null, kind: first?.kind ?? null, key: first?.key ?? null,
-      state: rec?.state ?? null, version: rec?.version ?? 0, events: rec?.events.length ?? 0, observations: observations.length,
-      replayed_at: now.toISOString(),
-    })}\n`);
-  }
-
+  const { views, breakIds } = await packRuns(store, runs, index, breakFilter, extraBreak, opts.includeInputs, add, text);
+  const decoded = await packBreaks(store, [...breakIds].sort(), index, now, add, text);
   const breakLog = await packBreakLog(store, all, runs, [...breakIds].sort(), decoded, add);
   text(LAYOUT.verifying, verifyingText(decoded, breakLog));
   text(LAYOUT.chain, `${JSON.stringify({ store: store.location, head_sequence: links.length, links, scope_runs: runs.map((r) => r.run_id) }, null, 2)}\n`);
@@ -245,6 +202,73 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ConfigError((e as Error).message);
     throw e;
   }
+}
+
+/** The break store's index; an inconsistent break store is an integrity failure, not a crash. */
+async function readBreakIndex(store: ObjectStore): Promise<ReadonlyMap<string, BreakRecord>> {
+  try {
+    return await loadBreakIndex(store);
+  } catch (e) {
+    if (e instanceof InternalError || (e instanceof StoreError && e.reason === 'corrupt_object')) integrity(`the break store is inconsistent: ${e.message}`);
+    throw e;
+  }
+}
+
+/**
+ * Adds each run's manifest, its outputs (each checked against the SHA-256 its manifest recorded),
+ * its inputs and its lineage event; returns the runs' report views and the ids of the breaks in scope.
+ */
+async function packRuns(
+  store: ObjectStore, runs: readonly StoredManifest[], index: ReadonlyMap<string, BreakRecord>, breakFilter: (b: BreakView) => boolean, extraBreak: string | undefined,
+  includeInputs: boolean, add: AddEntry, text: AddText,
+): Promise<{ views: RunView[]; breakIds: Set<string> }> {
+  const views: RunView[] = [];
+  const definitions = await loadControls();
+  const breakIds = new Set<string>();
+  if (extraBreak) breakIds.add(extraBreak);
+  for (const m of runs) {
+    const lookups = await runLookups(m.manifest, definitions);
+    const breaks = (await loadRunBreaks(store, m.manifest, { index, ...lookups })).filter(breakFilter);
+    for (const b of breaks) breakIds.add(b.break_id);
+    views.push({ stored: m, breaks, owners: lookups.owner });
+
+    await addManifest(store, m, add);
+    for (const o of m.manifest.outputs) {
+      const src = await objectSource(store, o.key);
+      if (!src) integrity(`output ${o.key} of run ${m.run_id} is missing from the store`);
+      const got = (await digests(src, ['sha256'])).hex.sha256;
+      if (got !== o.sha256) integrity(`output ${o.key} of run ${m.run_id} has SHA-256 ${got}, its manifest recorded ${o.sha256}`);
+      add(o.key, src);
+    }
+    await addInputs(m, includeInputs, add, text);
+    text(LAYOUT.lineage(m.run_id), `${JSON.stringify(runEvent(m.manifest, m.sha256, store.location), null, 2)}\n`);
+  }
+  return { views, breakIds };
+}
+
+/** Adds every stored object of each break (copied byte for byte) and its summary; returns the decoded objects. */
+async function packBreaks(store: ObjectStore, breakIds: readonly string[], index: ReadonlyMap<string, BreakRecord>, now: Date, add: AddEntry, text: AddText): Promise<DecodedObject[]> {
+  const bs = new BreakStore(store);
+  const decoded: DecodedObject[] = [];
+  for (const id of breakIds) {
+    const keys = await store.list(`breaks/${id}`);
+    const rec = index.get(id);
+    for (const k of keys.sort()) {
+      if (keyKind(k) === null) continue;
+      const bytes = (await store.get(k))!;
+      add(k, { kind: 'bytes', bytes });
+      decoded.push(decodeObject(k, bytes));
+    }
+    const observations = rec?.observations ?? (await bs.observations(id));
+    const first = rec?.events[0];
+    text(LAYOUT.breakSummary(id), `${canonicalJson({
+      break_id: id,
+      control_id: first?.control_id ?? null, kind: first?.kind ?? null, key: first?.key ?? null,
+      state: rec?.state ?? null, version: rec?.version ?? 0, events: rec?.events.length ?? 0, observations: observations.length,
+      replayed_at: now.toISOString(),
+    })}\n`);
+  }
+  return decoded;
 }
 
 /**
