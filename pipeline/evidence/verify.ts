@@ -102,23 +102,7 @@ async function verifyContent(bag: BagReader, trusted: SignerRegistry | null): Pr
   const payload = [...bag.files.keys()].filter((p) => p.startsWith(D)).map((p) => p.slice(D.length)).sort();
   for (const p of payload) if (!PAYLOAD_LAYOUT.some((re) => re.test(p))) problems.push(`${D}${p} is not part of a reckon evidence package`);
   if (!bag.files.has(D + LAYOUT.report)) problems.push(`${D}${LAYOUT.report} is missing`);
-
-  // The chain links recorded at packing time.
-  let links: ChainLink[] = [];
-  // The runs in scope carry outputs, inputs and lineage; other manifests in the bag prove break objects only.
-  let scope: Set<string> | null = null;
-  if (!bag.files.has(D + LAYOUT.chain)) problems.push(`${D}${LAYOUT.chain} is missing: the manifests cannot be linked to their chain`);
-  else {
-    const doc = (await readJson(bag, D + LAYOUT.chain, problems)) as { links?: ChainLink[]; scope_runs?: string[] } | undefined;
-    links = Array.isArray(doc?.links) ? doc!.links : [];
-    if (Array.isArray(doc?.scope_runs)) scope = new Set(doc!.scope_runs);
-    if (doc && !Array.isArray(doc.links)) problems.push(`${D}${LAYOUT.chain} has no links list`);
-    links.forEach((l, i) => {
-      if (l.sequence !== i + 1) problems.push(`${D}${LAYOUT.chain}: link ${i + 1} records sequence ${l.sequence}`);
-      const prev = i === 0 ? null : links[i - 1].sha256;
-      if (l.previous_manifest_sha256 !== prev) problems.push(`${D}${LAYOUT.chain}: link ${i + 1} (${l.run_id}) points to ${l.previous_manifest_sha256}, the preceding link is ${prev}: the chain is broken`);
-    });
-  }
+  const { links, scope } = await readChainLinks(bag, problems);
 
   // Manifests.
   const manifestFiles = payload.filter((p) => /^manifests\/[0-9]{8}-[a-z0-9_-]+\.json$/.test(p));
@@ -128,44 +112,7 @@ async function verifyContent(bag: BagReader, trusted: SignerRegistry | null): Pr
     const bytes = await bag.read(D + p);
     bySeq.set(Number(p.slice(10, 18)), { path: D + p, sha256: sha256Hex(bytes) });
   }
-  for (const p of manifestFiles) {
-    const path = D + p;
-    const [, seqText, runId] = /^manifests\/([0-9]{8})-([a-z0-9_-]+)\.json$/.exec(p)!;
-    const seq = Number(seqText);
-    const bytes = await bag.read(path);
-    const sha = sha256Hex(bytes);
-    const sidecarPath = path.replace(/\.json$/, '.sha256');
-    if (!bag.files.has(sidecarPath)) problems.push(`${sidecarPath} is missing`);
-    else if ((await bag.read(sidecarPath)).toString('utf8').split(/\s+/)[0] !== sha) problems.push(`${path}: SHA-256 ${sha} differs from ${sidecarPath}: the manifest was edited`);
-    let doc: ManifestV1 | undefined;
-    try {
-      const parsed = JSON.parse(bytes.toString('utf8'));
-      if (canonicalJson(parsed) !== bytes.toString('utf8')) problems.push(`${path} is not canonical JSON (RFC 8785)`);
-      doc = parseManifest(parsed);
-    } catch (e) {
-      problems.push(`${path} is not a readable version-1 manifest: ${(e as Error).message.split('\n')[0]}`);
-    }
-    if (!doc) continue;
-    docs.set(runId, doc);
-    if (doc.run_id !== runId) problems.push(`${path} records run ${doc.run_id}, its name says ${runId}`);
-    if (doc.chain.sequence !== seq) problems.push(`${path} records sequence ${doc.chain.sequence}, its name says ${seq}`);
-    const link = links[seq - 1];
-    if (!link) problems.push(`${path}: sequence ${seq} is beyond the ${links.length} link(s) of ${D}${LAYOUT.chain}`);
-    else if (link.sha256 !== sha) problems.push(`${path}: SHA-256 ${sha} is not link ${seq} of the chain (${link.sha256})`);
-    const preceding = bySeq.get(seq - 1);
-    const expectedPrev = seq === 1 ? null : preceding ? preceding.sha256 : links[seq - 2]?.sha256 ?? null;
-    if (doc.chain.previous_manifest_sha256 !== expectedPrev) {
-      problems.push(`${path}: previous_manifest_sha256 ${doc.chain.previous_manifest_sha256} ≠ ${expectedPrev}, the SHA-256 of ${preceding ? preceding.path : `chain link ${seq - 1}`}: the chain is broken`);
-    }
-    if (scope && !scope.has(runId)) continue;
-    for (const o of doc.outputs) {
-      const op = D + o.key;
-      if (!bag.files.has(op)) problems.push(`${op}, an output of run ${runId}, is missing`);
-      else if ((await bag.digest(op, ['sha256'])).sha256 !== o.sha256) problems.push(`${op} does not have the SHA-256 ${o.sha256} that run ${runId} recorded`);
-    }
-    await checkInputs(bag, runId, doc, problems);
-    await checkLineage(bag, runId, doc, sha, problems);
-  }
+  for (const p of manifestFiles) await checkManifest(bag, p, links, bySeq, scope, docs, problems);
 
   // Breaks.
   const breakIds = [...new Set(payload.filter((p) => p.startsWith('breaks/')).map((p) => p.split('/')[1]))].sort();
@@ -182,6 +129,75 @@ async function verifyContent(bag: BagReader, trusted: SignerRegistry | null): Pr
   await checkSignatureFiles(bag, payload, breakIds, reader, { unsigned: log.counts.unsigned, legacy: log.counts.legacy, byRun: log.counts.by_run }, problems);
   const signed = await checkPipelineSignatures(bag, reader, refs, problems, trusted);
   return { problems, manifests: manifestFiles.length, breaks: breakIds.length, signed };
+}
+
+/**
+ * The chain links recorded at packing time, each checked to follow the one before, and the runs
+ * in scope: they carry outputs, inputs and lineage; other manifests in the bag prove break objects
+ * only (null: every manifest is in scope).
+ */
+async function readChainLinks(bag: BagReader, problems: string[]): Promise<{ links: ChainLink[]; scope: Set<string> | null }> {
+  if (!bag.files.has(D + LAYOUT.chain)) {
+    problems.push(`${D}${LAYOUT.chain} is missing: the manifests cannot be linked to their chain`);
+    return { links: [], scope: null };
+  }
+  const doc = (await readJson(bag, D + LAYOUT.chain, problems)) as { links?: ChainLink[]; scope_runs?: string[] } | undefined;
+  const links = Array.isArray(doc?.links) ? doc!.links : [];
+  const scope = Array.isArray(doc?.scope_runs) ? new Set(doc!.scope_runs) : null;
+  if (doc && !Array.isArray(doc.links)) problems.push(`${D}${LAYOUT.chain} has no links list`);
+  links.forEach((l, i) => {
+    if (l.sequence !== i + 1) problems.push(`${D}${LAYOUT.chain}: link ${i + 1} records sequence ${l.sequence}`);
+    const prev = i === 0 ? null : links[i - 1].sha256;
+    if (l.previous_manifest_sha256 !== prev) problems.push(`${D}${LAYOUT.chain}: link ${i + 1} (${l.run_id}) points to ${l.previous_manifest_sha256}, the preceding link is ${prev}: the chain is broken`);
+  });
+  return { links, scope };
+}
+
+/**
+ * One packed manifest: its sidecar, canonical form and schema, its name against its run and
+ * sequence, its place in the chain; for a run in scope also its outputs, inputs and lineage.
+ * A readable manifest is added to `docs` by run id.
+ */
+async function checkManifest(
+  bag: BagReader, p: string, links: readonly ChainLink[], bySeq: ReadonlyMap<number, { path: string; sha256: string }>, scope: Set<string> | null,
+  docs: Map<string, ManifestV1>, problems: string[],
+): Promise<void> {
+  const path = D + p;
+  const [, seqText, runId] = /^manifests\/([0-9]{8})-([a-z0-9_-]+)\.json$/.exec(p)!;
+  const seq = Number(seqText);
+  const bytes = await bag.read(path);
+  const sha = sha256Hex(bytes);
+  const sidecarPath = path.replace(/\.json$/, '.sha256');
+  if (!bag.files.has(sidecarPath)) problems.push(`${sidecarPath} is missing`);
+  else if ((await bag.read(sidecarPath)).toString('utf8').split(/\s+/)[0] !== sha) problems.push(`${path}: SHA-256 ${sha} differs from ${sidecarPath}: the manifest was edited`);
+  let doc: ManifestV1 | undefined;
+  try {
+    const parsed = JSON.parse(bytes.toString('utf8'));
+    if (canonicalJson(parsed) !== bytes.toString('utf8')) problems.push(`${path} is not canonical JSON (RFC 8785)`);
+    doc = parseManifest(parsed);
+  } catch (e) {
+    problems.push(`${path} is not a readable version-1 manifest: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (!doc) return;
+  docs.set(runId, doc);
+  if (doc.run_id !== runId) problems.push(`${path} records run ${doc.run_id}, its name says ${runId}`);
+  if (doc.chain.sequence !== seq) problems.push(`${path} records sequence ${doc.chain.sequence}, its name says ${seq}`);
+  const link = links[seq - 1];
+  if (!link) problems.push(`${path}: sequence ${seq} is beyond the ${links.length} link(s) of ${D}${LAYOUT.chain}`);
+  else if (link.sha256 !== sha) problems.push(`${path}: SHA-256 ${sha} is not link ${seq} of the chain (${link.sha256})`);
+  const preceding = bySeq.get(seq - 1);
+  const expectedPrev = seq === 1 ? null : preceding ? preceding.sha256 : links[seq - 2]?.sha256 ?? null;
+  if (doc.chain.previous_manifest_sha256 !== expectedPrev) {
+    problems.push(`${path}: previous_manifest_sha256 ${doc.chain.previous_manifest_sha256} ≠ ${expectedPrev}, the SHA-256 of ${preceding ? preceding.path : `chain link ${seq - 1}`}: the chain is broken`);
+  }
+  if (scope && !scope.has(runId)) return;
+  for (const o of doc.outputs) {
+    const op = D + o.key;
+    if (!bag.files.has(op)) problems.push(`${op}, an output of run ${runId}, is missing`);
+    else if ((await bag.digest(op, ['sha256'])).sha256 !== o.sha256) problems.push(`${op} does not have the SHA-256 ${o.sha256} that run ${runId} recorded`);
+  }
+  await checkInputs(bag, runId, doc, problems);
+  await checkLineage(bag, runId, doc, sha, problems);
 }
 
 /**
