@@ -367,11 +367,7 @@ export async function verifyStructure(bag: BagReader): Promise<StructureResult> 
     return { problems, payloadFiles: payload.length, payloadBytes: payload.reduce((a, f) => a + f.size, 0), algorithms };
   };
   if (!files.has('bagit.txt')) { problems.push('bagit.txt is missing: not a bag'); return result(); }
-  const declaration = (await bag.read('bagit.txt')).toString('utf8');
-  const decl = parseBagInfo(declaration.replace(/^\uFEFF/, ''));
-  if (!/^(1\.0|0\.97)$/.test(decl.get('BagIt-Version')?.[0] ?? '')) problems.push(`bagit.txt: BagIt-Version is ${JSON.stringify(decl.get('BagIt-Version')?.[0] ?? null)}, expected 1.0`);
-  if ((decl.get('Tag-File-Character-Encoding')?.[0] ?? '').toUpperCase() !== 'UTF-8') problems.push('bagit.txt: Tag-File-Character-Encoding must be UTF-8');
-  if (declaration.startsWith('\uFEFF')) problems.push('bagit.txt starts with a byte order mark (RFC 8493 §2.1.1 forbids it)');
+  await checkDeclaration(bag, problems);
   if (files.has('fetch.txt')) problems.push('fetch.txt is present: this bag is not complete (remote payload is not supported)');
   if (![...files.keys()].some((p) => p.startsWith('data/'))) problems.push('data/ is missing or empty: the bag has no payload');
   for (const f of files.values()) if (f.symlink) problems.push(`${f.path} is a symbolic link; a bag holds only regular files`);
@@ -390,6 +386,32 @@ export async function verifyStructure(bag: BagReader): Promise<StructureResult> 
     parsed.push(pm);
   }
   const payload = [...files.keys()].filter((p) => p.startsWith('data/')).sort(byteOrder);
+  await checkPayload(bag, parsed, payload, problems);
+  if (!files.has('bag-info.txt')) problems.push('bag-info.txt is missing');
+  else {
+    const info = parseBagInfo((await bag.read('bag-info.txt')).toString('utf8'));
+    const oxum = info.get('Payload-Oxum');
+    const actual = payloadOxum(payload.map((p) => files.get(p)!.size));
+    if (!oxum) problems.push('bag-info.txt has no Payload-Oxum');
+    else if (oxum.length > 1) problems.push('bag-info.txt has more than one Payload-Oxum');
+    else if (oxum[0] !== actual) problems.push(`bag-info.txt: Payload-Oxum ${oxum[0]} ≠ ${actual} (octets.files) of the payload`);
+  }
+  for (const file of tagManifests) await checkTagManifest(bag, file, problems);
+  return result(algorithms);
+}
+
+/** bagit.txt: BagIt-Version 1.0 (or 0.97), UTF-8 tag files, no byte order mark. */
+async function checkDeclaration(bag: BagReader, problems: string[]): Promise<void> {
+  const declaration = (await bag.read('bagit.txt')).toString('utf8');
+  const decl = parseBagInfo(declaration.replace(/^\uFEFF/, ''));
+  if (!/^(1\.0|0\.97)$/.test(decl.get('BagIt-Version')?.[0] ?? '')) problems.push(`bagit.txt: BagIt-Version is ${JSON.stringify(decl.get('BagIt-Version')?.[0] ?? null)}, expected 1.0`);
+  if ((decl.get('Tag-File-Character-Encoding')?.[0] ?? '').toUpperCase() !== 'UTF-8') problems.push('bagit.txt: Tag-File-Character-Encoding must be UTF-8');
+  if (declaration.startsWith('\uFEFF')) problems.push('bagit.txt starts with a byte order mark (RFC 8493 §2.1.1 forbids it)');
+}
+
+/** Every payload manifest against the payload: complete both ways, then each listed file's digests. */
+async function checkPayload(bag: BagReader, parsed: readonly ParsedManifest[], payload: readonly string[], problems: string[]): Promise<void> {
+  const files = bag.files;
   // Completeness first: a file added, removed or renamed is named before any checksum is computed.
   for (const pm of parsed) {
     for (const p of pm.entries.keys()) if (p.startsWith('data/') && !files.has(p)) problems.push(`${p} is listed in ${pm.file} but missing from the payload`);
@@ -404,29 +426,22 @@ export async function verifyStructure(bag: BagReader): Promise<StructureResult> 
       if (want !== undefined && got[pm.algorithm] !== want) problems.push(`${p} has been changed: ${pm.algorithm} ${got[pm.algorithm]} ≠ ${want} in ${pm.file}`);
     }
   }
-  if (!files.has('bag-info.txt')) problems.push('bag-info.txt is missing');
-  else {
-    const info = parseBagInfo((await bag.read('bag-info.txt')).toString('utf8'));
-    const oxum = info.get('Payload-Oxum');
-    const actual = payloadOxum(payload.map((p) => files.get(p)!.size));
-    if (!oxum) problems.push('bag-info.txt has no Payload-Oxum');
-    else if (oxum.length > 1) problems.push('bag-info.txt has more than one Payload-Oxum');
-    else if (oxum[0] !== actual) problems.push(`bag-info.txt: Payload-Oxum ${oxum[0]} ≠ ${actual} (octets.files) of the payload`);
+}
+
+/** One tag manifest: it lists only tag files (never the payload or a tag manifest), each present and unchanged, and every tag file. */
+async function checkTagManifest(bag: BagReader, file: string, problems: string[]): Promise<void> {
+  const files = bag.files;
+  const alg = /^tagmanifest-([a-z0-9]+)\.txt$/.exec(file)![1];
+  if (!(KNOWN_ALGORITHMS as readonly string[]).includes(alg)) { problems.push(`${file}: algorithm ${alg} is not supported`); return; }
+  const tm = parseManifestText(file, alg, (await bag.read(file)).toString('utf8'));
+  problems.push(...tm.problems);
+  for (const [p, want] of tm.entries) {
+    if (p.startsWith('data/') || /^tagmanifest-/.test(p)) { problems.push(`${file} lists ${p}, which is not a tag file it may cover`); continue; }
+    if (!files.has(p)) { problems.push(`${p} is listed in ${file} but missing`); continue; }
+    const got = (await bag.digest(p, [alg as BagAlgorithm]))[alg];
+    if (got !== want) problems.push(`${p} has been changed: ${alg} ${got} ≠ ${want} in ${file}`);
   }
-  for (const file of tagManifests) {
-    const alg = /^tagmanifest-([a-z0-9]+)\.txt$/.exec(file)![1];
-    if (!(KNOWN_ALGORITHMS as readonly string[]).includes(alg)) { problems.push(`${file}: algorithm ${alg} is not supported`); continue; }
-    const tm = parseManifestText(file, alg, (await bag.read(file)).toString('utf8'));
-    problems.push(...tm.problems);
-    for (const [p, want] of tm.entries) {
-      if (p.startsWith('data/') || /^tagmanifest-/.test(p)) { problems.push(`${file} lists ${p}, which is not a tag file it may cover`); continue; }
-      if (!files.has(p)) { problems.push(`${p} is listed in ${file} but missing`); continue; }
-      const got = (await bag.digest(p, [alg as BagAlgorithm]))[alg];
-      if (got !== want) problems.push(`${p} has been changed: ${alg} ${got} ≠ ${want} in ${file}`);
-    }
-    for (const p of [...files.keys()].filter((x) => !x.startsWith('data/') && !/^tagmanifest-/.test(x)).sort()) {
-      if (!tm.entries.has(p)) problems.push(`tag file ${p} is not listed in ${file}`);
-    }
+  for (const p of [...files.keys()].filter((x) => !x.startsWith('data/') && !/^tagmanifest-/.test(x)).sort()) {
+    if (!tm.entries.has(p)) problems.push(`tag file ${p} is not listed in ${file}`);
   }
-  return result(algorithms);
 }
