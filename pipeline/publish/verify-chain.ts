@@ -93,24 +93,7 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
     if (doc) {
       refs.push({ key, sha256: sha, manifest: doc });
       await walk.check(key, bytes, doc);
-      if (doc.run_id !== m[2]) problems.push({ key, problem: `run_id ${doc.run_id} does not match the file name` });
-      if (doc.chain.sequence !== seq) problems.push({ key, problem: `records sequence ${doc.chain.sequence}, file name says ${seq}` });
-      if (doc.chain.previous_manifest_sha256 !== previous) problems.push({ key, problem: `previous_manifest_sha256 ${doc.chain.previous_manifest_sha256} does not match the preceding manifest ${previous}: the chain is broken` });
-      const before = problems.length;
-      for (const o of doc.outputs) {
-        const body = await store.get(o.key);
-        // A run stopped between its manifest and the promotion of its outputs leaves them staged
-        // until the next run rolls it forward: intact, just not promoted yet.
-        const staged = body ? undefined : await store.get(`_staging/${doc.run_id}/${o.key}`);
-        if (!body && staged && sha256Hex(staged) === o.sha256) continue;
-        if (!body) problems.push({ key, problem: `output ${o.key} is missing` });
-        else if (sha256Hex(body) !== o.sha256) problems.push({ key, problem: `output ${o.key} was edited: SHA-256 ${sha256Hex(body)} ≠ ${o.sha256}` });
-      }
-      // Recomputed only over outputs that match their digests: an edited object is named as such.
-      if (problems.length === before) {
-        const digest = await checkResultsDigest(store, key, doc);
-        if (digest) problems.push(digest);
-      }
+      await checkChainedManifest(store, key, doc, seq, m[2], previous, problems);
     }
     if (doc && opts.inputs !== false) for (const p of await verifyInputs(key, doc)) problems.push(p);
     previous = sha;
@@ -130,6 +113,31 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
   const breaks = await verifyBreakLogs(store, { manifests: refs, stagedPlan: readPlan });
   for (const p of [...planProblems, ...breaks.problems]) problems.push(p);
   return { checked, problems, notices, signed: walk.signed, unsigned: walk.unsigned, breaks: { counts: breaks.counts, notices: breaks.notices, registries: breaks.registries } };
+}
+
+/**
+ * A readable manifest against its file name (run id, sequence) and the preceding manifest's
+ * SHA-256, then every output it lists and, when they all match, its results digest.
+ */
+async function checkChainedManifest(store: ObjectStore, key: string, doc: ManifestV1, seq: number, runIdOfName: string, previous: string | null, problems: VerifyProblem[]): Promise<void> {
+  if (doc.run_id !== runIdOfName) problems.push({ key, problem: `run_id ${doc.run_id} does not match the file name` });
+  if (doc.chain.sequence !== seq) problems.push({ key, problem: `records sequence ${doc.chain.sequence}, file name says ${seq}` });
+  if (doc.chain.previous_manifest_sha256 !== previous) problems.push({ key, problem: `previous_manifest_sha256 ${doc.chain.previous_manifest_sha256} does not match the preceding manifest ${previous}: the chain is broken` });
+  const before = problems.length;
+  for (const o of doc.outputs) {
+    const body = await store.get(o.key);
+    // A run stopped between its manifest and the promotion of its outputs leaves them staged
+    // until the next run rolls it forward: intact, just not promoted yet.
+    const staged = body ? undefined : await store.get(`_staging/${doc.run_id}/${o.key}`);
+    if (!body && staged && sha256Hex(staged) === o.sha256) continue;
+    if (!body) problems.push({ key, problem: `output ${o.key} is missing` });
+    else if (sha256Hex(body) !== o.sha256) problems.push({ key, problem: `output ${o.key} was edited: SHA-256 ${sha256Hex(body)} ≠ ${o.sha256}` });
+  }
+  // Recomputed only over outputs that match their digests: an edited object is named as such.
+  if (problems.length === before) {
+    const digest = await checkResultsDigest(store, key, doc);
+    if (digest) problems.push(digest);
+  }
 }
 
 /** What `manifest verify` found: problems (first broken link first), notices, how many manifests were signed. */
