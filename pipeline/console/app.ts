@@ -60,25 +60,49 @@ async function latestDifference(state: ConsoleState, rec: BreakRecord): Promise<
   }
 }
 
+/** What every route of one console shares: its state, the Host values it answers to, the CSRF tokens of this process. */
+interface ConsoleKit {
+  readonly state: ConsoleState;
+  readonly app: Hono;
+  readonly allowedHosts: () => readonly string[];
+  /** The CSRF token of a cookie: an HMAC under this process's secret. */
+  readonly tokenOf: (cookie: string) => string;
+  /** The token for the form of this request, setting a fresh cookie when the browser has none. */
+  readonly csrf: (c: Context) => string;
+  readonly frame: (title: string, nav: Frame['nav']) => Frame;
+}
+
+const html = (c: Context, f: Frame, body: string, status = 200) => c.html(page(f, body), status as 200);
+
 /** Builds the application; `allowedHosts` are the Host header values this console answers to. */
 export function consoleApp(state: ConsoleState, allowedHosts: () => readonly string[]): Hono {
   const secret = randomBytes(32);
-  const app = new Hono();
   const tokenOf = (cookie: string) => createHmac('sha256', secret).update(cookie).digest('hex');
-  const csrf = (c: Context) => {
-    let cookie = getCookie(c, COOKIE);
-    if (!cookie || !/^[0-9a-f]{64}$/.test(cookie)) {
-      cookie = randomBytes(32).toString('hex');
-      setCookie(c, COOKIE, cookie, { httpOnly: true, sameSite: 'Strict', path: '/' });
-    }
-    return tokenOf(cookie);
+  const kit: ConsoleKit = {
+    state, app: new Hono(), allowedHosts, tokenOf,
+    csrf: (c) => {
+      let cookie = getCookie(c, COOKIE);
+      if (!cookie || !/^[0-9a-f]{64}$/.test(cookie)) {
+        cookie = randomBytes(32).toString('hex');
+        setCookie(c, COOKIE, cookie, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      }
+      return tokenOf(cookie);
+    },
+    frame: (title, nav) => ({
+      title, nav, actor: state.actor, readOnly: state.readOnly, store: state.store.location,
+      verification: { status: state.verification.status, problems: state.verification.problems.length },
+    }),
   };
-  const frame = (title: string, nav: Frame['nav']): Frame => ({
-    title, nav, actor: state.actor, readOnly: state.readOnly, store: state.store.location,
-    verification: { status: state.verification.status, problems: state.verification.problems.length },
-  });
-  const html = (c: Context, f: Frame, body: string, status = 200) => c.html(page(f, body), status as 200);
+  // Registered in this order: the guard first, then the routes.
+  guard(kit);
+  queueRoutes(kit);
+  breakRoutes(kit);
+  runRoutes(kit);
+  return kit.app;
+}
 
+/** Every request: the Host must be ours, a POST must come from our origin with its form's CSRF token; every answer gets the safety headers. */
+function guard({ app, allowedHosts, tokenOf, frame }: ConsoleKit): void {
   app.use('*', async (c, next) => {
     const host = c.req.header('host') ?? '';
     if (!allowedHosts().includes(host)) return c.text(`refused: this console answers to ${allowedHosts().join(', ')}, not ${host}`, 421 as 400);
@@ -101,7 +125,10 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
     c.header('X-Frame-Options', 'DENY');
     c.header('Cache-Control', 'no-store');
   });
+}
 
+/** GET / (the queue), GET /queue.csv, POST /bulk. */
+function queueRoutes({ app, state, csrf, frame }: ConsoleKit): void {
   const queueContext = (c: Context) => ({
     controls: [...new Set(state.controls.map((d) => d.control_id))].sort(),
     ...state.index.facets(),
@@ -141,7 +168,10 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
     const ok = picks.length > 0 && results.every((r) => r.includes('TRIAGED by'));
     return html(c, frame('Bulk triage', 'queue'), `<h1>Bulk triage</h1><p class="banner ${ok ? 'ok' : 'warn'}" role="status">${picks.length} break(s) selected</p><ul id="bulk-results">${results.join('') || '<li>nothing selected</li>'}</ul><p><a href="/">← queue</a></p>`);
   });
+}
 
+/** GET /breaks/:id and its actions POST /breaks/:id/advance, /approve, /withdraw. */
+function breakRoutes({ app, state, csrf, frame }: ConsoleKit): void {
   const breakView = async (c: Context, id: string, flash: BreakView['flash'], status = 200) => {
     const rec = await state.index.refreshBreak(id);
     const row = state.index.get(id);
@@ -185,7 +215,10 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
   }));
   act('approve', (_c, rec, b) => approve(state, rec, num(b.expected_version), num(b.version), str(b.proposal) ?? ''));
   act('withdraw', (_c, rec, b) => withdraw(state, rec, num(b.version), str(b.proposal) ?? '', str(b.note)));
+}
 
+/** GET /runs, /runs/:id/report, /manifests/:name, /evidence, /ageing; GET and POST /verify. */
+function runRoutes({ app, state, csrf, frame }: ConsoleKit): void {
   app.get('/runs', (c) => html(c, frame('Runs', 'runs'), runsPage(state.manifests, state.verification)));
   app.get('/runs/:id/report', async (c) => {
     const id = c.req.param('id');
@@ -218,7 +251,6 @@ export function consoleApp(state: ConsoleState, allowedHosts: () => readonly str
     await refreshState(state);
     return html(c, frame('Store check', 'verify'), verifyPage(state, csrf(c)));
   });
-  return app;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
