@@ -150,6 +150,14 @@ const FAULT_SLOTS = [
 ] as const;
 
 type Slot = (typeof TRAP_SLOTS)[number] | (typeof FAULT_SLOTS)[number];
+// The slots each planning method of DayGenerator handles (slotPlan dispatches).
+type AmountSlot = Extract<Slot, 'trap_equal_decimals' | 'trap_half_even_jpy' | 'trap_half_even_gbp' | 'rc03_amount_mismatch' | 'trap_reversed_replaced' | 'trap_redelivered_row'>;
+type TimingTrap = Extract<Slot, 'trap_accepted_within_sla' | 'trap_carry_over' | 'trap_boundary' | 'trap_never_accepted'>;
+type NoticeSlot = Extract<Slot, 'trap_notice_within_sla' | 'trap_notice_exception' | 'trap_notice_not_required' | 'trap_notice_failed_then_delivered' | 'trap_receipt_redelivered' | 'rc06_undelivered' | 'rc06_duplicate_receipt'>;
+type Rc01Fault = Extract<Slot, 'rc01_version_gap' | 'rc01_version_conflict' | 'rc01_accepted_without_route' | 'rc01_outbox_pending' | 'rc01_outbox_claimed' | 'rc01_filled_short' | 'rc01_routed_with_fill'>;
+type Rc02MatchFault = Extract<Slot, 'rc02_missing_internal' | 'rc02_missing_venue' | 'rc02_duplicate' | 'rc02_qty_mismatch' | 'rc02_price_mismatch'>;
+type Rc02OrderFault = Extract<Slot, 'rc02_unknown_order_never_accepted' | 'rc02_overfill' | 'rc02_sequence_gap'>;
+type Rc03Fault = Extract<Slot, 'rc03_unbalanced' | 'rc03_without_posting' | 'rc03_reversed_only' | 'rc03_multiple_postings'>;
 
 const SEC = 1_000_000;
 const MIN = 60 * SEC;
@@ -432,18 +440,47 @@ class DayGenerator {
   }
 
   private order(i: number, slot: Slot | undefined): void {
-    const early = () => this.acceptTime(this.start + HOUR, this.end - 4 * HOUR, INSTRUMENTS[0]);
-    let p: OrderPlan;
-    switch (slot) {
-      case undefined: p = this.plan(i); break;
+    this.emitOrder(slot === undefined ? this.plan(i) : this.slotPlan(i, slot));
+  }
 
-      // ---- traps (must not fire)
+  /** The order of a trap (must not fire) or fault slot, planned by the group of slots it belongs to. */
+  private slotPlan(i: number, slot: Slot): OrderPlan {
+    const early = () => this.acceptTime(this.start + HOUR, this.end - 4 * HOUR, INSTRUMENTS[0]);
+    switch (slot) {
+      case 'trap_equal_decimals': case 'trap_half_even_jpy': case 'trap_half_even_gbp':
+      case 'rc03_amount_mismatch': case 'trap_reversed_replaced': case 'trap_redelivered_row':
+        return this.amountSlot(i, slot, early);
+      case 'trap_accepted_within_sla': case 'trap_carry_over': case 'trap_boundary':
+      case 'trap_never_accepted':
+        return this.timingTrap(i, slot);
+      case 'trap_notice_within_sla': case 'trap_notice_exception': case 'trap_notice_not_required':
+      case 'trap_notice_failed_then_delivered': case 'trap_receipt_redelivered': case 'rc06_undelivered':
+      case 'rc06_duplicate_receipt':
+        return this.noticeSlot(i, slot, early);
+      case 'rc01_version_gap': case 'rc01_version_conflict': case 'rc01_accepted_without_route':
+      case 'rc01_outbox_pending': case 'rc01_outbox_claimed': case 'rc01_filled_short':
+      case 'rc01_routed_with_fill':
+        return this.rc01Fault(i, slot, early);
+      case 'rc02_missing_internal': case 'rc02_missing_venue': case 'rc02_duplicate':
+      case 'rc02_qty_mismatch': case 'rc02_price_mismatch':
+        return this.rc02MatchFault(i, slot, early);
+      case 'rc02_unknown_order_never_accepted': case 'rc02_overfill': case 'rc02_sequence_gap':
+        return this.rc02OrderFault(i, slot, early);
+      case 'rc03_unbalanced': case 'rc03_without_posting': case 'rc03_reversed_only':
+      case 'rc03_multiple_postings':
+        return this.rc03Fault(i, slot, early);
+    }
+  }
+
+  /** Traps and faults of written decimals and posted amounts: equal decimals, HALF_EVEN ties (and the half-up posting RC03 finds), a reversed and replaced posting, a row delivered twice. */
+  private amountSlot(i: number, slot: AmountSlot, early: () => number): OrderPlan {
+    switch (slot) {
       case 'trap_equal_decimals': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, instrument: 'GB-VODL', acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, instrument: 'GB-VODL', acceptedAt: early() });
         const f = p.fills[0];
         f.venue = { qtyText: decText(f.qty, 0, 3), priceText: decText(f.price, 4, 6) };
         this.trap(slot, `venue fill written ${f.venue.qtyText} × ${f.venue.priceText}, execution ${decText(f.qty, 0)} × ${decText(f.price, 4)}: equal decimals, no FILL_QTY_MISMATCH or FILL_PRICE_MISMATCH`, `XLON|${f.venueFillId}`);
-        break;
+        return p;
       }
       case 'trap_half_even_jpy':
       case 'trap_half_even_gbp':
@@ -453,7 +490,7 @@ class DayGenerator {
         let qty = BigInt(this.rng.int(1, 500) * 2 + 1);
         // A tie whose lower neighbour is even: HALF_EVEN rounds down, HALF_UP would round up.
         if (((qty * price - 5n) / 10n) % 2n === 1n) qty += 2n;
-        p = this.plan(i, { status: 'FILLED', fills: 1, instrument: inst.id, qty, price, acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, instrument: inst.id, qty, price, acceptedAt: early() });
         const f = p.fills[0];
         const even = notionalMinor(f.qty, inst.qtyScale, f.price, inst.priceScale, CURRENCIES[inst.currency]);
         if (slot === 'rc03_amount_mismatch') {
@@ -462,127 +499,159 @@ class DayGenerator {
         } else {
           this.trap(slot, `${decText(f.qty, 0)} × ${decText(f.price, inst.priceScale)} ${inst.currency} is a rounding tie: HALF_EVEN gives ${even} (HALF_UP would give ${even + 1n}); the ledger posts ${even}: no POSTING_AMOUNT_MISMATCH`, f.execId);
         }
-        break;
+        return p;
       }
       case 'trap_reversed_replaced': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
         p.fills[0].posting = 'reversed_replaced';
         this.trap(slot, 'a TRADE set with a wrong amount, reversed by a REVERSAL set and replaced by a correct one: one unreversed TRADE set, no EXECUTION_MULTIPLE_POSTINGS or POSTING_AMOUNT_MISMATCH', p.fills[0].execId, `PS-T${p.num}-1`, `PS-V${p.num}-1`, `PS-T${p.num}-1R`);
-        break;
+        return p;
       }
       case 'trap_redelivered_row': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
         const v = p.versions[1];
         p.versions.push({ ...v, qtyText: decText(p.qty, p.instrument.qtyScale, p.instrument.qtyScale + 3), part: 'redelivery-00001', extraIngestUs: 3 * HOUR });
         this.trap(slot, `version 2 of ${p.id} delivered again in a second file, 3 h later, with ordered_qty written ${decText(p.qty, p.instrument.qtyScale, p.instrument.qtyScale + 3)}: the same delivery, counted once, no ORDER_VERSION_CONFLICT`, p.id);
-        break;
+        return p;
       }
+    }
+  }
+
+  /** Traps of time: within the route SLA, carried over from the day before, at the window end, never accepted. */
+  private timingTrap(i: number, slot: TimingTrap): OrderPlan {
+    switch (slot) {
       case 'trap_accepted_within_sla': {
-        p = this.plan(i, { status: 'ACCEPTED', acceptedAt: this.end - 30 * SEC });
+        const p = this.plan(i, { status: 'ACCEPTED', acceptedAt: this.end - 30 * SEC });
         p.outbox = { status: 'PENDING' };
         this.trap(slot, 'accepted 30 s before the window end, still ACCEPTED and its outbox event PENDING: 90 s old at the as-of, within the 120 s route SLA: no ACCEPTED_WITHOUT_ROUTE or OUTBOX_UNPUBLISHED', p.id);
-        break;
+        return p;
       }
       case 'trap_carry_over': {
         const acc = this.start - 2 * MIN;
-        p = this.plan(i, { status: 'FILLED', fills: 2, acceptedAt: acc });
+        const p = this.plan(i, { status: 'FILLED', fills: 2, acceptedAt: acc });
         const route = acc + 500_000;
         p.versions = [{ version: 1, status: 'ACCEPTED', at: acc, qty: p.qty }, { version: 2, status: 'ROUTED', at: route, qty: p.qty }];
         p.fills[0].at = this.start - MIN + 123_456;
         p.fills[1].at = this.start + 30 * SEC + 654_321;
         p.versions.push({ version: 3, status: 'PARTIALLY_FILLED', at: p.fills[0].at, qty: p.qty }, { version: 4, status: 'FILLED', at: p.fills[1].at, qty: p.qty });
         this.trap(slot, 'accepted the day before and filled across midnight: out of RC01 scope; its in-window execution has an accepted order (no EXECUTION_UNKNOWN_ORDER) and its venue fill numbers continue today\'s sequence', p.id, p.fills[1].execId);
-        break;
+        return p;
       }
       case 'trap_boundary': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: this.end });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: this.end });
         p.fills[0].at = this.end + 20 * SEC;
         p.versions[2].at = p.fills[0].at;
         this.trap(slot, 'accepted exactly at the window end and filled 20 s later: outside every control\'s scope (half-open window)', p.id, p.fills[0].execId);
-        break;
+        return p;
       }
       case 'trap_never_accepted': {
-        p = this.plan(i, { status: 'NEVER_ACCEPTED' });
+        const p = this.plan(i, { status: 'NEVER_ACCEPTED' });
         this.trap(slot, 'an order rejected before acceptance (empty accepted_at): outside RC01 scope', p.id);
-        break;
+        return p;
       }
+    }
+  }
+
+  /** Notices and their receipts (RC06): traps that must not fire and the two faults. */
+  private noticeSlot(i: number, slot: NoticeSlot, early: () => number): OrderPlan {
+    switch (slot) {
       case 'trap_notice_within_sla': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: this.end - 22 * MIN, noticeRequired: true });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: this.end - 22 * MIN, noticeRequired: true });
         p.fills[0].at = p.versions[1].at + 30 * SEC;
         p.versions[2].at = p.fills[0].at;
         p.notice.receipts = [];
         this.trap(slot, 'a required intent created about 21 minutes before the window end with no receipt yet: within the 3600 s notice SLA, no NOTICE_UNDELIVERED', `INT-${p.num}`);
-        break;
+        return p;
       }
       case 'trap_notice_exception': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: true });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: true });
         p.notice.receipts = [{ status: 'FAILED', afterUs: 40 * SEC }];
         p.notice.exception = true;
         this.trap(slot, 'a required intent whose only receipt FAILED, covered by an approved exception: no NOTICE_UNDELIVERED', `INT-${p.num}`);
-        break;
+        return p;
       }
       case 'trap_notice_not_required': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: false });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: false });
         p.notice.receipts = [];
         this.trap(slot, 'an intent that is not required, never delivered: no NOTICE_UNDELIVERED', `INT-${p.num}`);
-        break;
+        return p;
       }
       case 'trap_notice_failed_then_delivered': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: true });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: true });
         p.notice.receipts = [{ status: 'FAILED', afterUs: 20 * SEC }, { status: 'DELIVERED', afterUs: 200 * SEC }];
         this.trap(slot, 'a FAILED receipt then a DELIVERED one under another receipt_id: delivered once, no NOTICE_DUPLICATE_RECEIPT', `INT-${p.num}`);
-        break;
+        return p;
       }
       case 'trap_receipt_redelivered': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: true });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: true });
         p.notice.receipts = [{ status: 'DELIVERED', afterUs: 50 * SEC, redeliver: true }];
         this.trap(slot, 'the same DELIVERED receipt delivered twice (identical rows in two files): one receipt_id, no NOTICE_DUPLICATE_RECEIPT', `INT-${p.num}`, `RCP-${p.num}-1`);
-        break;
+        return p;
       }
+      case 'rc06_undelivered': {
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: true });
+        p.notice.receipts = [{ status: 'FAILED', afterUs: 30 * SEC }];
+        this.fault(slot, `required intent INT-${p.num} has only a FAILED receipt and no exception`, ['RC06', 'NOTICE_UNDELIVERED', `INT-${p.num}`]);
+        return p;
+      }
+      case 'rc06_duplicate_receipt': {
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: true });
+        p.notice.receipts = [{ status: 'DELIVERED', afterUs: 30 * SEC }, { status: 'DELIVERED', afterUs: 95 * SEC }];
+        this.fault(slot, `required intent INT-${p.num} has DELIVERED receipts RCP-${p.num}-1 and RCP-${p.num}-2`, ['RC06', 'NOTICE_DUPLICATE_RECEIPT', `INT-${p.num}`]);
+        return p;
+      }
+    }
+  }
 
-      // ---- RC01 faults
+  /** RC01 faults: order versions, routing and the outbox, fill state. */
+  private rc01Fault(i: number, slot: Rc01Fault, early: () => number): OrderPlan {
+    switch (slot) {
       case 'rc01_version_gap': {
-        p = this.plan(i, { status: 'FILLED', fills: 2, acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 2, acceptedAt: early() });
         p.versions = p.versions.filter((v) => v.version !== 3);
         this.fault(slot, `${p.id} has versions 1, 2, 4: version 3 is missing`, ['RC01', 'ORDER_VERSION_GAP', p.id]);
-        break;
+        return p;
       }
       case 'rc01_version_conflict': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
         p.versions.push({ ...p.versions[1], at: p.versions[1].at + SEC });
         this.fault(slot, `${p.id} version 2 delivered twice with different event_at`, ['RC01', 'ORDER_VERSION_CONFLICT', `${p.id}|2`]);
-        break;
+        return p;
       }
       case 'rc01_accepted_without_route': {
-        p = this.plan(i, { status: 'ACCEPTED', acceptedAt: early() });
+        const p = this.plan(i, { status: 'ACCEPTED', acceptedAt: early() });
         this.fault(slot, `${p.id} is still ACCEPTED hours after acceptance (its outbox event was SENT)`, ['RC01', 'ACCEPTED_WITHOUT_ROUTE', p.id]);
-        break;
+        return p;
       }
       case 'rc01_outbox_pending':
       case 'rc01_outbox_claimed': {
-        p = this.plan(i, { status: 'ROUTED', acceptedAt: early() });
+        const p = this.plan(i, { status: 'ROUTED', acceptedAt: early() });
         p.outbox = { status: slot === 'rc01_outbox_pending' ? 'PENDING' : 'CLAIMED' };
         this.fault(slot, `${p.id}'s only outbox event is ${p.outbox.status}, never SENT`, ['RC01', 'OUTBOX_UNPUBLISHED', p.id]);
-        break;
+        return p;
       }
       case 'rc01_filled_short': {
-        p = this.plan(i, { status: 'FILLED', fills: 2, acceptedAt: early(), qty: BigInt(this.rng.int(20, 2000)) });
+        const p = this.plan(i, { status: 'FILLED', fills: 2, acceptedAt: early(), qty: BigInt(this.rng.int(20, 2000)) });
         const f = p.fills[0].qty > 1n ? p.fills[0] : p.fills[1];
         f.qty -= 1n;
         this.fault(slot, `${p.id} is FILLED but its executions sum to one unit less than ordered_qty`, ['RC01', 'ORDER_FILL_STATE_MISMATCH', p.id]);
-        break;
+        return p;
       }
       case 'rc01_routed_with_fill': {
-        p = this.plan(i, { status: 'PARTIALLY_FILLED', fills: 1, acceptedAt: early() });
+        const p = this.plan(i, { status: 'PARTIALLY_FILLED', fills: 1, acceptedAt: early() });
         p.versions = p.versions.slice(0, 2);
         this.fault(slot, `${p.id} has an execution but its current status is still ROUTED`, ['RC01', 'ORDER_FILL_STATE_MISMATCH', p.id]);
-        break;
+        return p;
       }
+    }
+  }
 
-      // ---- RC02 faults
+  /** RC02 faults of matching venue fills with executions: one side missing, booked twice, quantity or price differing. */
+  private rc02MatchFault(i: number, slot: Rc02MatchFault, early: () => number): OrderPlan {
+    switch (slot) {
       case 'rc02_missing_internal': {
         const qty = BigInt(this.rng.int(10, 500)) * 4n;
-        p = this.plan(i, { status: 'CANCELED', acceptedAt: early(), qty });
+        const p = this.plan(i, { status: 'CANCELED', acceptedAt: early(), qty });
         const at = p.versions[1].at + 10 * SEC;
         p.fills = [this.fill(p, 1, qty / 4n, BigInt(this.rng.int(p.instrument.priceLo, p.instrument.priceHi)), at)];
         const extra = this.fill(p, 2, qty / 4n, p.fills[0].price, at + 20 * SEC);
@@ -591,48 +660,54 @@ class DayGenerator {
         p.versions = [p.versions[0], p.versions[1], { version: 3, status: 'PARTIALLY_FILLED', at, qty }, { version: 4, status: 'CANCELED', at: at + 60 * SEC, qty }];
         p.notice.create = true;
         this.fault(slot, `the venue reports a second fill of ${p.id} (CANCELED) that the internal execution system never booked`, ['RC02', 'FILL_MISSING_INTERNAL', `${p.instrument.venue.id}|${extra.venueFillId}`]);
-        break;
+        return p;
       }
       case 'rc02_missing_venue': {
-        p = this.plan(i, { status: 'FILLED', fills: 2, acceptedAt: early(), qty: BigInt(this.rng.int(20, 2000)) });
+        const p = this.plan(i, { status: 'FILLED', fills: 2, acceptedAt: early(), qty: BigInt(this.rng.int(20, 2000)) });
         p.fills[1].venue = { omit: true };
         this.fault(slot, `execution ${p.fills[1].execId} has no venue fill`, ['RC02', 'FILL_MISSING_VENUE', `${p.instrument.venue.id}|${p.fills[1].venueFillId}`]);
-        break;
+        return p;
       }
       case 'rc02_duplicate': {
         const qty = BigInt(this.rng.int(10, 500)) * 4n;
-        p = this.plan(i, { status: 'CANCELED', acceptedAt: early(), qty });
+        const p = this.plan(i, { status: 'CANCELED', acceptedAt: early(), qty });
         const at = p.versions[1].at + 10 * SEC;
         p.fills = [this.fill(p, 1, qty / 4n, BigInt(this.rng.int(p.instrument.priceLo, p.instrument.priceHi)), at)];
         p.fills[0].duplicateExecIds = [`EXE-${p.num}-1B`];
         p.versions = [p.versions[0], p.versions[1], { version: 3, status: 'PARTIALLY_FILLED', at, qty }, { version: 4, status: 'CANCELED', at: at + 60 * SEC, qty }];
         p.notice.create = true;
         this.fault(slot, `one venue fill booked twice internally as ${p.fills[0].execId} and EXE-${p.num}-1B (both posted; the order was CANCELED, so no fill-state difference)`, ['RC02', 'EXECUTION_DUPLICATE', `${p.instrument.venue.id}|${p.fills[0].venueFillId}`]);
-        break;
+        return p;
       }
       case 'rc02_qty_mismatch': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
         const f = p.fills[0];
         f.venue = { qty: f.qty + 1n };
         this.fault(slot, `venue fill ${f.venueFillId} says ${decText(f.qty + 1n, p.instrument.qtyScale)}, execution ${decText(f.qty, p.instrument.qtyScale)}`, ['RC02', 'FILL_QTY_MISMATCH', `${p.instrument.venue.id}|${f.venueFillId}`]);
-        break;
+        return p;
       }
       case 'rc02_price_mismatch': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
         const f = p.fills[0];
         f.venue = { price: f.price + 1n };
         this.fault(slot, `venue fill ${f.venueFillId} price ${decText(f.price + 1n, p.instrument.priceScale)}, execution ${decText(f.price, p.instrument.priceScale)}`, ['RC02', 'FILL_PRICE_MISMATCH', `${p.instrument.venue.id}|${f.venueFillId}`]);
-        break;
+        return p;
       }
+    }
+  }
+
+  /** RC02 faults of an order and its venue sequence: an execution of an order never accepted, an overfill, a gap in the venue sequence. */
+  private rc02OrderFault(i: number, slot: Rc02OrderFault, early: () => number): OrderPlan {
+    switch (slot) {
       case 'rc02_unknown_order_never_accepted': {
-        p = this.plan(i, { status: 'NEVER_ACCEPTED', acceptedAt: early() });
+        const p = this.plan(i, { status: 'NEVER_ACCEPTED', acceptedAt: early() });
         p.fills = [this.fill(p, 1, p.qty, BigInt(this.rng.int(p.instrument.priceLo, p.instrument.priceHi)), p.versions[0].at + 5 * SEC)];
         this.fault(slot, `execution ${p.fills[0].execId} belongs to ${p.id}, which was never accepted (empty accepted_at)`, ['RC02', 'EXECUTION_UNKNOWN_ORDER', p.fills[0].execId]);
-        break;
+        return p;
       }
       case 'rc02_overfill': {
         const k = BigInt(this.rng.int(2, 200));
-        p = this.plan(i, { status: 'CANCELED', acceptedAt: early(), qty: 10n * k });
+        const p = this.plan(i, { status: 'CANCELED', acceptedAt: early(), qty: 10n * k });
         const t = p.versions[1].at;
         const price = BigInt(this.rng.int(p.instrument.priceLo, p.instrument.priceHi));
         p.fills = [this.fill(p, 1, 4n * k, price, t + 10 * SEC), this.fill(p, 2, 3n * k, price, t + 40 * SEC)];
@@ -641,56 +716,45 @@ class DayGenerator {
           { version: 5, status: 'CANCELED', at: t + 90 * SEC, qty: 5n * k }];
         p.notice.create = true;
         this.fault(slot, `${p.id} was amended down to ${decText(5n * k, p.instrument.qtyScale)} and canceled after fills of ${decText(7n * k, p.instrument.qtyScale)} (CANCELED, so no fill-state difference)`, ['RC02', 'ORDER_OVERFILL', p.id]);
-        break;
+        return p;
       }
       case 'rc02_sequence_gap': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, instrument: 'GB-VODL', acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, instrument: 'GB-VODL', acceptedAt: early() });
         p.fills[0].venue = { seqGapBefore: true };
-        break; // recorded when the gap is known (end of the day)
+        return p; // recorded when the gap is known (end of the day)
       }
+    }
+  }
 
-      // ---- RC03 faults
+  /** RC03 faults of postings: unbalanced, missing, reversed only, posted twice (the half-up amount is in amountSlot). */
+  private rc03Fault(i: number, slot: Rc03Fault, early: () => number): OrderPlan {
+    switch (slot) {
       case 'rc03_unbalanced': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
         p.fills[0].fee = 'unbalanced';
         this.fault(slot, `fee set PS-F${p.num}-1 debits 45 minor units more than it credits`, ['RC03', 'POSTING_SET_UNBALANCED', `PS-F${p.num}-1|${p.instrument.currency}`]);
-        break;
+        return p;
       }
       case 'rc03_without_posting': {
-        p = this.plan(i, { status: 'FILLED', fills: 2, acceptedAt: early(), qty: BigInt(this.rng.int(20, 2000)) });
+        const p = this.plan(i, { status: 'FILLED', fills: 2, acceptedAt: early(), qty: BigInt(this.rng.int(20, 2000)) });
         p.fills[1].posting = 'none';
         p.fills[1].fee = 'none';
         this.fault(slot, `execution ${p.fills[1].execId} was never posted`, ['RC03', 'EXECUTION_WITHOUT_POSTING', p.fills[1].execId]);
-        break;
+        return p;
       }
       case 'rc03_reversed_only': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
         p.fills[0].posting = 'reversed_only';
         this.fault(slot, `the TRADE set of ${p.fills[0].execId} was reversed and never replaced`, ['RC03', 'EXECUTION_WITHOUT_POSTING', p.fills[0].execId]);
-        break;
+        return p;
       }
       case 'rc03_multiple_postings': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
+        const p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early() });
         p.fills[0].posting = 'double';
         this.fault(slot, `execution ${p.fills[0].execId} posted twice (PS-T${p.num}-1 and PS-T${p.num}-1D)`, ['RC03', 'EXECUTION_MULTIPLE_POSTINGS', p.fills[0].execId]);
-        break;
-      }
-
-      // ---- RC06 faults
-      case 'rc06_undelivered': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: true });
-        p.notice.receipts = [{ status: 'FAILED', afterUs: 30 * SEC }];
-        this.fault(slot, `required intent INT-${p.num} has only a FAILED receipt and no exception`, ['RC06', 'NOTICE_UNDELIVERED', `INT-${p.num}`]);
-        break;
-      }
-      case 'rc06_duplicate_receipt': {
-        p = this.plan(i, { status: 'FILLED', fills: 1, acceptedAt: early(), noticeRequired: true });
-        p.notice.receipts = [{ status: 'DELIVERED', afterUs: 30 * SEC }, { status: 'DELIVERED', afterUs: 95 * SEC }];
-        this.fault(slot, `required intent INT-${p.num} has DELIVERED receipts RCP-${p.num}-1 and RCP-${p.num}-2`, ['RC06', 'NOTICE_DUPLICATE_RECEIPT', `INT-${p.num}`]);
-        break;
+        return p;
       }
     }
-    this.emitOrder(p);
   }
 
   // ---------------------------------------------------------------- writing one order
