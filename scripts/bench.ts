@@ -230,72 +230,105 @@ function phases(t: Record<string, number>): string {
   return `${listed.join(', ')}${t.wall_ms !== undefined ? `; sum ${sum} of wall ${t.wall_ms}` : ''}`;
 }
 
-function writeReport(): void {
-  const results: Row[] = readdirSync(opts.dir).filter((f) => /^result-[0-9]+-(csv|parquet)\.json$/.test(f))
-    .map((f) => JSON.parse(readFileSync(join(opts.dir, f), 'utf8')) as Row)
+/** Every result kept in `dir`: the sizes measured (sorted by orders, Parquet first), failures, the naive baseline, the sample day, PostgreSQL runs. */
+function readResults(dir: string): { results: Row[]; failures: Failed[]; naive?: Naive; sample?: Sample; pgResults: PostgresResult[] } {
+  const json = <T>(f: string) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as T;
+  const files = readdirSync(dir);
+  const results = files.filter((f) => /^result-[0-9]+-(csv|parquet)\.json$/.test(f)).map((f) => json<Row>(f))
     .filter((r) => r.first !== undefined) // results of the bench before issue 20 have another shape
     .sort((a, b) => a.orders - b.orders || (a.format === 'parquet' ? -1 : 1));
-  const naive: Naive | undefined = existsSync(join(opts.dir, 'result-naive.json')) ? JSON.parse(readFileSync(join(opts.dir, 'result-naive.json'), 'utf8')) as Naive : undefined;
-  const sample: Sample | undefined = existsSync(join(opts.dir, 'result-sample.json')) ? JSON.parse(readFileSync(join(opts.dir, 'result-sample.json'), 'utf8')) as Sample : undefined;
-  const failures: Failed[] = readdirSync(opts.dir).filter((f) => /^failed-[0-9]+-(csv|parquet)\.json$/.test(f))
-    .map((f) => JSON.parse(readFileSync(join(opts.dir, f), 'utf8')) as Failed);
+  const naive = existsSync(join(dir, 'result-naive.json')) ? json<Naive>('result-naive.json') : undefined;
+  const sample = existsSync(join(dir, 'result-sample.json')) ? json<Sample>('result-sample.json') : undefined;
+  const failures = files.filter((f) => /^failed-[0-9]+-(csv|parquet)\.json$/.test(f)).map((f) => json<Failed>(f));
+  // Database-source runs (npm run bench:postgres, scripts/bench-postgres.ts), when any were kept.
+  const pgResults = files.filter((f) => /^result-[0-9]+-postgres\.json$/.test(f)).map((f) => json<PostgresResult>(f)).sort((a, b) => a.orders - b.orders);
+  return { results, failures, naive, sample, pgResults };
+}
+
+// Declared as functions: the report is written from the top of this module, before any const below it is set.
+function f1(x: number): string { return x.toFixed(1); }
+function f2(x: number): string { return x.toFixed(2); }
+function ratio(a: number | undefined, b: number | undefined): string { return a !== undefined && b ? `${f2(a / b)}×` : '—'; }
+function secs(t: Timed | undefined): string { return t ? f1(t.wall_s) : '—'; }
+function orders(n: number): string { return n.toLocaleString('en'); }
+
+/** BENCHMARKS.md, written from every result kept in the bench folder (and printed). */
+function writeReport(): void {
+  const { results, failures, naive, sample, pgResults } = readResults(opts.dir);
+  const lines = [...summaryLines(results, failures)];
+  if (sample) lines.push(...sampleLines(sample));
+  lines.push(...phaseLines(results), ...claimLines(results, naive));
+  if (pgResults.length) lines.push(...postgresLines(pgResults));
+  lines.push(...readingLines());
+  writeFileSync(repoPath('BENCHMARKS.md'), lines.join('\n'));
+  process.stdout.write(lines.join('\n'));
+}
+
+/** The title, the machine, one table row per size and format, the runs that failed, the targets. */
+function summaryLines(results: readonly Row[], failures: readonly Failed[]): string[] {
   const cpu = cpus()[0]?.model ?? 'unknown';
   const duckdbVersion = JSON.parse(readFileSync(repoPath('node_modules/@duckdb/node-api/package.json'), 'utf8')).version;
   let kernel = '';
   try { kernel = execFileSync('uname', ['-sr'], { encoding: 'utf8' }).trim(); } catch { /* ignore */ }
-  const f1 = (x: number) => x.toFixed(1);
-  const f2 = (x: number) => x.toFixed(2);
-  const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b ? `${f2(a / b)}×` : '—');
-  const s = (t: Timed | undefined) => (t ? f1(t.wall_s) : '—');
-  const lines = [
+  return [
     '# Benchmarks',
     '',
     `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Machine: ${cpus().length} cores (${cpu}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, ${kernel}, Node ${process.version}, DuckDB ${duckdbVersion} (threads 2, memory_limit ${DUCKDB_MEMORY_LIMIT}, spilling to a temp folder). Data: \`reckon generate --orders N --date ${DATE} --seed 1\` (every difference kind injected). Each row is one sitting: every figure of a row was measured on the same generated day, one after the other; ratios, not absolute times, are the claims. The load average at the end of each sitting is given: above 2 the machine was shared and wall times are inflated.`,
     '',
     '| orders | format | input rows | input MiB | first run (s) | rerun (s) | intraday (s) | peer (s) | every-column scan (s) | floor (s) | first ÷ peer | first ÷ scan | rerun ÷ scan | intraday ÷ first | peak RSS (MiB) | load avg | commit |',
     '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
-    ...results.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.format} | ${r.rows.toLocaleString('en')} | ${f1(r.bytes / 2 ** 20)} | ${s(r.first.run)} | ${s(r.rerun?.run)} | ${s(r.intraday?.run)} | ${s(r.peer)} | ${s(r.values)} | ${s(r.floor)} | ${ratio(r.first.run.wall_s, r.peer?.wall_s)} | ${ratio(r.first.run.wall_s, r.values.wall_s)} | ${ratio(r.rerun?.run.wall_s, r.values.wall_s)} | ${ratio(r.intraday?.run.wall_s, r.first.run.wall_s)} | ${Math.max(r.first.run.peak_rss_mib, r.rerun?.run.peak_rss_mib ?? 0)} | ${f1(r.load_avg[0])} | ${r.commit} |`),
-    ...(failures.length ? ['', '**Runs that failed** (no manifest; kept here, not hidden):', '', ...failures.map((x) => `- ${x.orders.toLocaleString('en')} ${x.format} at ${x.commit}: exit ${x.exit_code} after ${f1(x.wall_s)} s, peak RSS ${x.peak_rss_mib} MiB: ${x.error}.`)] : []),
+    ...results.map((r) => `| ${orders(r.orders)} | ${r.format} | ${r.rows.toLocaleString('en')} | ${f1(r.bytes / 2 ** 20)} | ${secs(r.first.run)} | ${secs(r.rerun?.run)} | ${secs(r.intraday?.run)} | ${secs(r.peer)} | ${secs(r.values)} | ${secs(r.floor)} | ${ratio(r.first.run.wall_s, r.peer?.wall_s)} | ${ratio(r.first.run.wall_s, r.values.wall_s)} | ${ratio(r.rerun?.run.wall_s, r.values.wall_s)} | ${ratio(r.intraday?.run.wall_s, r.first.run.wall_s)} | ${Math.max(r.first.run.peak_rss_mib, r.rerun?.run.peak_rss_mib ?? 0)} | ${f1(r.load_avg[0])} | ${r.commit} |`),
+    ...(failures.length ? ['', '**Runs that failed** (no manifest; kept here, not hidden):', '', ...failures.map((x) => `- ${orders(x.orders)} ${x.format} at ${x.commit}: exit ${x.exit_code} after ${f1(x.wall_s)} s, peak RSS ${x.peak_rss_mib} MiB: ${x.error}.`)] : []),
     '',
     'Targets (issue 20): sample day ≤ 1.0 s; 100k Parquet first run ≤ 1.0× the peer; 1M Parquet first run ≤ 0.8× the peer and ≤ 8× the every-column scan; the rerun ≤ 3× the scan; the intraday window ≤ 0.25× the first run; peak RSS at 10M ≤ 3 GiB.',
   ];
-  if (sample) {
-    const w = sample.warm.map((x) => x.run.wall_s);
-    lines.push('', '## The bundled sample day (`node bin/reckon.js run`)', '',
-      `At ${sample.commit}, load average ${f1(sample.load_avg[0])}: ${f2(sample.cold.run.wall_s)} s wall (${f2(sample.cold.run.cpu_s)} s CPU) with an empty delivery cache, ${w.map(f2).join(' / ')} s with a warm one (CPU ${sample.warm.map((x) => f2(x.run.cpu_s)).join(' / ')} s); target ≤ 1.0 s.`,
-      '', `- empty cache: ${phases(sample.cold.timings)}`, `- warm cache: ${phases(sample.warm[sample.warm.length - 1].timings)}`);
-  }
-  lines.push('', '## Phases (ms, from each run\'s manifest `timings_ms`; they add up to its `wall_ms`, the process\'s time until the manifest is written)', '');
+}
+
+function sampleLines(sample: Sample): string[] {
+  const w = sample.warm.map((x) => x.run.wall_s);
+  return ['', '## The bundled sample day (`node bin/reckon.js run`)', '',
+    `At ${sample.commit}, load average ${f1(sample.load_avg[0])}: ${f2(sample.cold.run.wall_s)} s wall (${f2(sample.cold.run.cpu_s)} s CPU) with an empty delivery cache, ${w.map(f2).join(' / ')} s with a warm one (CPU ${sample.warm.map((x) => f2(x.run.cpu_s)).join(' / ')} s); target ≤ 1.0 s.`,
+    '', `- empty cache: ${phases(sample.cold.timings)}`, `- warm cache: ${phases(sample.warm[sample.warm.length - 1].timings)}`];
+}
+
+function phaseLines(results: readonly Row[]): string[] {
+  const lines = ['', '## Phases (ms, from each run\'s manifest `timings_ms`; they add up to its `wall_ms`, the process\'s time until the manifest is written)', ''];
   for (const r of results) {
-    lines.push(`- ${r.orders.toLocaleString('en')} ${r.format}, first run: ${phases(r.first.timings)}; per control: ${perControl(r.first.timings)}; ${r.first.statuses}`);
-    if (r.rerun) lines.push(`- ${r.orders.toLocaleString('en')} ${r.format}, rerun (${objectsRead(r.rerun.checked)}): ${phases(r.rerun.timings)}; results digest ${r.rerun.digest === r.first.digest ? 'equal to the first run\'s' : 'DIFFERENT from the first run\'s'}`);
-    if (r.intraday) lines.push(`- ${r.orders.toLocaleString('en')} ${r.format}, intraday window after a new delivery of 1/96 (${r.intraday.checked.cache ?? 0} objects from the cache, ${r.intraday.checked.now ?? 0} checked now): ${phases(r.intraday.timings)}; results digest ${r.intraday.digest === r.first.digest ? 'equal to the whole day\'s' : 'differs from the whole day\'s (other file names and record numbers)'}`);
+    lines.push(`- ${orders(r.orders)} ${r.format}, first run: ${phases(r.first.timings)}; per control: ${perControl(r.first.timings)}; ${r.first.statuses}`);
+    if (r.rerun) lines.push(`- ${orders(r.orders)} ${r.format}, rerun (${objectsRead(r.rerun.checked)}): ${phases(r.rerun.timings)}; results digest ${r.rerun.digest === r.first.digest ? 'equal to the first run\'s' : 'DIFFERENT from the first run\'s'}`);
+    if (r.intraday) lines.push(`- ${orders(r.orders)} ${r.format}, intraday window after a new delivery of 1/96 (${r.intraday.checked.cache ?? 0} objects from the cache, ${r.intraday.checked.now ?? 0} checked now): ${phases(r.intraday.timings)}; results digest ${r.intraday.digest === r.first.digest ? 'equal to the whole day\'s' : 'differs from the whole day\'s (other file names and record numbers)'}`);
   }
-  lines.push('', '## Claims', '');
+  return lines;
+}
+
+function claimLines(results: readonly Row[], naive: Naive | undefined): string[] {
+  const lines = ['', '## Claims', ''];
   for (const r of results) {
     const parts = [`first run ${f1(r.first.run.wall_s)} s`];
     if (r.peer) parts.push(`${ratio(r.first.run.wall_s, r.peer.wall_s)} the hand-written SQL peer (${f1(r.peer.wall_s)} s, which validates nothing)`);
     parts.push(`${ratio(r.first.run.wall_s, r.values.wall_s)} the every-column scan (${f1(r.values.wall_s)} s)`);
     if (r.rerun) parts.push(`rerun unchanged ${f1(r.rerun.run.wall_s)} s = ${ratio(r.rerun.run.wall_s, r.values.wall_s)} the scan`);
     if (r.intraday) parts.push(`intraday window after 1/96 more ${f1(r.intraday.run.wall_s)} s = ${ratio(r.intraday.run.wall_s, r.first.run.wall_s)} the first run`);
-    lines.push(`- ${r.format} ${r.orders.toLocaleString('en')}: ${parts.join('; ')}; peak RSS ${r.first.run.peak_rss_mib} MiB.`);
+    lines.push(`- ${r.format} ${orders(r.orders)}: ${parts.join('; ')}; peak RSS ${r.first.run.peak_rss_mib} MiB.`);
   }
   if (naive) {
-    lines.push(`- naive baseline at ${naive.orders.toLocaleString('en')} orders (CSV): plain Node streams + decimal.js RC03 ${f1(naive.naive.wall_s)} s, peak ${naive.naive.peak_rss_mib} MiB; \`reckon run --control RC03\` on the same CSV files (no cache) ${f1(naive.reckon.wall_s)} s: ${f1(naive.naive.wall_s / naive.reckon.wall_s)}× faster. The naive baseline validates nothing and quarantines nothing.`);
+    lines.push(`- naive baseline at ${orders(naive.orders)} orders (CSV): plain Node streams + decimal.js RC03 ${f1(naive.naive.wall_s)} s, peak ${naive.naive.peak_rss_mib} MiB; \`reckon run --control RC03\` on the same CSV files (no cache) ${f1(naive.reckon.wall_s)} s: ${f1(naive.naive.wall_s / naive.reckon.wall_s)}× faster. The naive baseline validates nothing and quarantines nothing.`);
     if (naive.reckonParquet) lines.push(`- the same RC03 from the Parquet day (same records): ${f1(naive.reckonParquet.wall_s)} s: ${f1(naive.naive.wall_s / naive.reckonParquet.wall_s)}× faster than the naive baseline on CSV.`);
   }
-  // Database-source runs (npm run bench:postgres, scripts/bench-postgres.ts), when any were kept.
-  const pgResults = readdirSync(opts.dir).filter((f) => /^result-[0-9]+-postgres\.json$/.test(f))
-    .map((f) => JSON.parse(readFileSync(join(opts.dir, f), 'utf8')) as PostgresResult).sort((a, b) => a.orders - b.orders);
-  if (pgResults.length) {
-    lines.push('', '## From PostgreSQL (`npm run bench:postgres`)', '',
-      'The same generated day (CSV day loaded into a throwaway local PostgreSQL with COPY, not timed) pulled by `reckon run --all --sources sources.json`, every dataset from the database with its watermark from `projection_checkpoint`, beside `reckon run --all` on the Parquet day, one after the other. The database server runs on the same 2 cores.', '',
-      '| orders | input rows | reader | from PostgreSQL (s) | extract (s) | load, overlapping the extract (s) | peak RSS (MiB) | Parquet run (s) | ratio | same results digest | server | commit |',
-      '| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |',
-      ...pgResults.map((r) => `| ${r.orders.toLocaleString('en')} | ${r.rows.toLocaleString('en')} | ${r.reader} × ${r.readers ?? 1} | ${f1(r.postgres.wall_s)} | ${r.extract_s !== undefined ? f1(r.extract_s) : f1(r.postgres.timings.locate_ms / 1000)} | ${f1(r.postgres.timings.load_ms / 1000)} | ${r.postgres.peak_rss_mib} | ${f1(r.parquet.wall_s)} | ${(r.postgres.wall_s / r.parquet.wall_s).toFixed(2)}× | ${r.digest_equal ? 'yes' : '**no**'} | ${r.server_version.split(' ')[0]} | ${r.commit} |`),
-      '', '- Target: at most 2× the Parquet run at 1,000,000 orders.');
-  }
-  lines.push(
+  return lines;
+}
+
+function postgresLines(pgResults: readonly PostgresResult[]): string[] {
+  return ['', '## From PostgreSQL (`npm run bench:postgres`)', '',
+    'The same generated day (CSV day loaded into a throwaway local PostgreSQL with COPY, not timed) pulled by `reckon run --all --sources sources.json`, every dataset from the database with its watermark from `projection_checkpoint`, beside `reckon run --all` on the Parquet day, one after the other. The database server runs on the same 2 cores.', '',
+    '| orders | input rows | reader | from PostgreSQL (s) | extract (s) | load, overlapping the extract (s) | peak RSS (MiB) | Parquet run (s) | ratio | same results digest | server | commit |',
+    '| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |',
+    ...pgResults.map((r) => `| ${orders(r.orders)} | ${r.rows.toLocaleString('en')} | ${r.reader} × ${r.readers ?? 1} | ${f1(r.postgres.wall_s)} | ${r.extract_s !== undefined ? f1(r.extract_s) : f1(r.postgres.timings.locate_ms / 1000)} | ${f1(r.postgres.timings.load_ms / 1000)} | ${r.postgres.peak_rss_mib} | ${f1(r.parquet.wall_s)} | ${(r.postgres.wall_s / r.parquet.wall_s).toFixed(2)}× | ${r.digest_equal ? 'yes' : '**no**'} | ${r.server_version.split(' ')[0]} | ${r.commit} |`),
+    '', '- Target: at most 2× the Parquet run at 1,000,000 orders.'];
+}
+
+function readingLines(): string[] {
+  return [
     '',
     '## Reading these numbers',
     '',
@@ -306,7 +339,5 @@ function writeReport(): void {
     '',
     'Re-run: `npm run bench -- sample 100000` (sizes as arguments, `--formats parquet,csv`, `--dir DIR` for where generated days and results are kept; `--report-only` rewrites this file from the results kept).',
     '',
-  );
-  writeFileSync(repoPath('BENCHMARKS.md'), lines.join('\n'));
-  process.stdout.write(lines.join('\n'));
+  ];
 }
