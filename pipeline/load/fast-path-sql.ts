@@ -3,7 +3,7 @@
  * DuckDB can read (Parquet, or a plain CSV read as VARCHAR), one `SELECT` that computes every
  * dataset column with its exact type (DECIMAL(38,18), DECIMAL(38,0), TIMESTAMP UTC, DATE, BIGINT,
  * BOOLEAN, VARCHAR) and a flag `__ok` that is true only for records the JavaScript validator
- * (values.ts, load.ts) would accept with exactly those typed values.
+ * (values.ts, record-type.ts) would accept with exactly those typed values.
  *
  * The flag is deliberately conservative: it may be false for a valid record (an id with an inner
  * space or a non-ASCII letter, a 21-digit decimal with leading zeros, a local time in an hour
