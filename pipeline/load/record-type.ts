@@ -1,11 +1,12 @@
 /**
  * Validates one raw record of a dataset field by field against `datasets.ts` (CONTRACT §2) into
  * exact typed cells (scaled bigint, microseconds, text), own columns then derived ones, or the
- * first rule it breaks. The JavaScript reader's records go through it (load.ts, file-load.ts).
+ * first rule it breaks. The JavaScript reader's records go through it (file-load.ts); tableColumns
+ * gives the table those cells fill.
  */
 import type { LoadRules } from '../contract/money.js';
 import { currencyTable } from '../contract/currency.js';
-import type { ColumnSpec, DatasetSpec } from '../contract/datasets.js';
+import { SQL_TYPE, derivedColumns, type ColumnSpec, type DatasetSpec } from '../contract/datasets.js';
 import { ianaZone, mapCutoff, mapRecordLocalTime } from '../contract/local-time.js';
 import { notionalMinor } from '../contract/money.js';
 import {
@@ -13,10 +14,15 @@ import {
   parseLocalTimestamp, parseText, parseTimestamp, type Parsed,
 } from '../contract/values.js';
 import type { Cell } from './chunks.js';
-import type { CutoffMapping } from './load.js';
+import type { CutoffMapping } from './load-types.js';
 
 /** 10^38: the first magnitude DECIMAL(38,0) cannot hold. */
 const MAX_DECIMAL38 = 10n ** 38n;
+
+/** Column names and DuckDB types of a dataset's table, own columns then derived ones. */
+export function tableColumns(spec: DatasetSpec): { name: string; type: string }[] {
+  return [...spec.columns.map((c) => ({ name: c.name, type: SQL_TYPE[c.kind] })), ...derivedColumns(spec)];
+}
 
 /** What typeRecord reads besides the record: the dataset, the load rules, and the cutoff mappings made so far (shared by the run). */
 export interface RowContext {
