@@ -304,6 +304,48 @@ function divisorSql(currency: string): string {
   return `CASE ${[...byExp].map(([exp, codes]) => `WHEN ${currency} IN (${codes.map(literal).join(', ')}) THEN ${POW10[9 - exp]}`).join(' ')} END`;
 }
 
+/** The SQL text of a source column read as text: a Parquet string with '' as NULL, a CSV column as it is read. */
+function sourceText(s: SourceColumn, format: SourceFormat): string {
+  return format === 'parquet' ? `nullif(${s.ref}, '')` : s.ref;
+}
+
+/**
+ * The derived columns of the plan, after the own columns in `outer`: a local time's UTC instant
+ * and the notional, each with its check. The notional's operands go to `inner` (and a wide
+ * DECIMAL operand's lookup to `lookups`). NotFast for a derived column the JS path computes.
+ */
+function planDerived(spec: DatasetSpec, sources: ReadonlyMap<string, SourceColumn>, format: SourceFormat, mode: RoundingMode, inner: string[], lookups: ValueLookup[]): { outer: string[]; derivedOks: string[]; layers: string[][] } | NotFast {
+  const outer: string[] = spec.columns.map((c) => ident(c.name));
+  const derivedOks: string[] = [];
+  const layers: string[][] = [];
+  for (const d of derivedColumns(spec)) {
+    const local = spec.columns.find((c) => c.utcColumn === d.name);
+    if (local) {
+      const utc = `make_timestamp(epoch_us(${ident(local.name)}) - ${ident(`__off_${local.name}`)})`;
+      outer.push(utc);
+      derivedOks.push(`${utc} BETWEEN ${TS_MIN} AND ${TS_MAX}`);
+    } else if (d.name === 'notional_minor') {
+      const qty = sources.get('fill_qty')!, price = sources.get('price')!, ccy = sources.get('price_currency')!;
+      // A 128-bit DECIMAL column's conversion is looked up per distinct value (ValueLookup).
+      const operand = (src: SourceColumn, name: string, alias: string) => {
+        const dec = decimalType(src.type);
+        if (!dec || dec.width <= 18) return scaled9(src.ref, src.type, format);
+        lookups.push({ alias, column: ident(name), value: scaled9('k', src.type, format, 'vk'), ref: src.ref });
+        return `${alias}.v`;
+      };
+      inner.push(`${operand(qty, 'fill_qty', '__lq')} AS __q9`, `${operand(price, 'price', '__lp')} AS __p9`);
+      inner.push(`${divisorSql(ccy.type === 'VARCHAR' ? sourceText(ccy, format) : 'NULL')} AS __e`);
+      const n = notionalSql('__q9', '__p9', '__e', mode);
+      layers.push(...n.layers);
+      outer.push(`CASE WHEN ${n.ok} THEN ${n.val} END`);
+      derivedOks.push(n.ok);
+    } else {
+      return { reason: `derived column ${d.name} is computed in the JS path` };
+    }
+  }
+  return { outer, derivedOks, layers };
+}
+
 /**
  * Builds the fast-path plan of one file of `spec`, whose columns are `sources` (by dataset column
  * name; every dataset column must be present). Returns NotFast when some column's type or the
@@ -316,7 +358,7 @@ export function planFast(spec: DatasetSpec, sources: ReadonlyMap<string, SourceC
   const oks: string[] = [];
   const joins: ZoneJoin[] = [];
   const lookups: ValueLookup[] = [];
-  const textOf = (s: SourceColumn) => (format === 'parquet' ? `nullif(${s.ref}, '')` : s.ref);
+  const textOf = (s: SourceColumn) => sourceText(s, format);
   for (const col of spec.columns) {
     const src = sources.get(col.name);
     if (!src) return { reason: `column ${col.name} is missing` };
@@ -349,34 +391,9 @@ export function planFast(spec: DatasetSpec, sources: ReadonlyMap<string, SourceC
     values.push(e.val);
     oks.push(ok);
   }
-  const outer: string[] = spec.columns.map((c) => ident(c.name));
-  const derivedOks: string[] = [];
-  const layers: string[][] = [];
-  for (const d of derivedColumns(spec)) {
-    const local = spec.columns.find((c) => c.utcColumn === d.name);
-    if (local) {
-      const utc = `make_timestamp(epoch_us(${ident(local.name)}) - ${ident(`__off_${local.name}`)})`;
-      outer.push(utc);
-      derivedOks.push(`${utc} BETWEEN ${TS_MIN} AND ${TS_MAX}`);
-    } else if (d.name === 'notional_minor') {
-      const qty = sources.get('fill_qty')!, price = sources.get('price')!, ccy = sources.get('price_currency')!;
-      // A 128-bit DECIMAL column's conversion is looked up per distinct value (ValueLookup).
-      const operand = (src: SourceColumn, name: string, alias: string) => {
-        const dec = decimalType(src.type);
-        if (!dec || dec.width <= 18) return scaled9(src.ref, src.type, format);
-        lookups.push({ alias, column: ident(name), value: scaled9('k', src.type, format, 'vk'), ref: src.ref });
-        return `${alias}.v`;
-      };
-      inner.push(`${operand(qty, 'fill_qty', '__lq')} AS __q9`, `${operand(price, 'price', '__lp')} AS __p9`);
-      inner.push(`${divisorSql(ccy.type === 'VARCHAR' ? textOf(ccy) : 'NULL')} AS __e`);
-      const n = notionalSql('__q9', '__p9', '__e', mode);
-      layers.push(...n.layers);
-      outer.push(`CASE WHEN ${n.ok} THEN ${n.val} END`);
-      derivedOks.push(n.ok);
-    } else {
-      return { reason: `derived column ${d.name} is computed in the JS path` };
-    }
-  }
+  const derived = planDerived(spec, sources, format, mode, inner, lookups);
+  if ('reason' in derived) return derived;
+  const { outer, derivedOks, layers } = derived;
   // Own-column checks in the inner query; derived checks need the typed values and run over it.
   // A derived check is evaluated only where the own columns passed (CASE), so it never sees garbage.
   inner.push(`coalesce(${oks.join(' AND ')}, false) AS __ok0`);
