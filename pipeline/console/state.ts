@@ -6,7 +6,7 @@
  */
 import { actionContext, configuredRegistry, type ActionContext } from '../breaks/actions.js';
 import { verifyOneBreakLog, type LogFinding } from '../breaks/verify-log.js';
-import type { LoadedConfig } from '../config/config.js';
+import { registryPath, type LoadedConfig } from '../config/config.js';
 import type { ControlDefinition } from '../controls/definitions.js';
 import { verifyManifests, type VerifyProblem } from '../publish/verify-chain.js';
 import { type SignerRegistry } from '../signing/registry.js';
@@ -64,16 +64,20 @@ export interface ConsoleOptions {
 
 /**
  * Loads the key and registry (SignatureError or ConfigError when they cannot be used), reads every
- * break and manifest, and starts the store's verification in the background.
+ * break and manifest, and starts the store's verification in the background. A configuration that
+ * names no registry (signed mode) gives a read-only console whose `readOnly` says how to act.
  */
 export async function openConsoleState(o: ConsoleOptions): Promise<ConsoleState> {
   const unsigned = o.config.config.signing.unsigned;
-  const act = await actionContext(o.store, o.config, unsigned ? null : o.key);
-  const registry = unsigned ? null : await configuredRegistry(o.config);
+  // Signed transitions with no registry to check them against: nothing can be signed, but every page can be read.
+  const noRegistry = !unsigned && !registryPath(o.config);
+  const act: ActionContext = noRegistry ? { store: o.store, config: o.config, signer: null } : await actionContext(o.store, o.config, unsigned ? null : o.key);
+  const registry = unsigned || noRegistry ? null : await configuredRegistry(o.config);
   let actor: ConsoleState['actor'] = null;
   if (act.signer) actor = { name: signerOf(act.signer.key.publicKey, act.signer.registry, BREAK_NAMESPACE).signer, key: act.signer.key.publicKey.fingerprint };
   else if (unsigned && o.actorName?.trim()) actor = { name: o.actorName.trim(), key: 'unsigned' };
-  const readOnly = actor ? null : unsigned ? 'started without an actor name (unsigned mode: --actor NAME)' : 'started without a signing key (--key FILE, or RECKON_SIGNING_KEY_FILE)';
+  const readOnly = actor ? null : noRegistry ? noRegistryReason(o.config)
+    : unsigned ? 'started without an actor name (unsigned mode: --actor NAME)' : 'started without a signing key (--key FILE, or RECKON_SIGNING_KEY_FILE)';
   const index = new BreakIndex(o.store, o.config, o.controls);
   const manifests = await listManifests(o.store);
   await index.load(manifests);
@@ -82,6 +86,12 @@ export async function openConsoleState(o: ConsoleOptions): Promise<ConsoleState>
     verification: { status: 'running', checked: 0, problems: [], notices: 0, ms: 0, at: null },
   };
   return state;
+}
+
+/** Why a console whose configuration names no signer registry cannot act, and how to let it. */
+function noRegistryReason(config: LoadedConfig): string {
+  const which = config.path ? `the configuration ${config.path}` : 'no configuration was given (--config FILE), so it';
+  return `break transitions are signed and ${which} names no signer registry (signing.registry); to act, start the console with --config FILE naming one and --key FILE (the demo: --config fixtures/demo/reckon.yaml --key fixtures/demo/keys/olivia), or say signing.unsigned: true in the configuration and give --actor NAME`;
 }
 
 /** Runs the store's verification and records it in `state` (the promise settles when done). */
