@@ -154,6 +154,35 @@ describe('reckon breaks on a one-break store', () => {
   });
 });
 
+describe('the next command breaks show suggests on a store without a signer registry', () => {
+  let tmp: ReturnType<typeof scratchDir>;
+  let store: string;
+  const id = breakId(FAULT.control_id, FAULT.kind, FAULT.key);
+  const hint = (config: string) => `next: reckon breaks advance ${id} --to TRIAGED --expected-version 1 --key YOUR_KEY --owner notification-owner --classification TIMING|DUPLICATE|MISSING|VALUE|EXTERNAL --store ${store} --config ${config}`;
+  const nextLines = (out: string) => out.slice(out.indexOf('next: '));
+
+  beforeAll(async () => {
+    tmp = scratchDir('reckon-breaks-hint-');
+    store = join(tmp.dir, 'store');
+    const run = await reckonIn(['run', '--control', 'RC06', '--window', WINDOW, '--sources', rc06Sources(tmp.dir).dir, '--store', store, '--json', '--quiet']);
+    expect(run.code).toBe(1);
+  });
+  afterAll(() => tmp?.cleanup());
+
+  it('asks for a configuration naming a registry, and with it filled in the command lands', async () => {
+    const shown = await reckonIn(['breaks', 'show', id, '--store', store]);
+    expect(shown.code).toBe(0);
+    expect(nextLines(shown.stdout)).toBe(`${hint('YOUR_CONFIG')}\n  (break transitions are signed: YOUR_CONFIG is a configuration naming the signer registry, signing.registry; the demo's is fixtures/demo/reckon.yaml)\n`);
+    const withConfig = await reckonIn(['breaks', 'show', id, '--store', store, '--config', 'fixtures/demo/reckon.yaml']);
+    expect(nextLines(withConfig.stdout)).toBe(`${hint('fixtures/demo/reckon.yaml')}\n`);
+    const pasted = hint('fixtures/demo/reckon.yaml').slice('next: reckon '.length).split(' ')
+      .map((w) => (w === 'YOUR_KEY' ? 'fixtures/demo/keys/tom' : w === 'notification-owner' ? 'olivia' : w.startsWith('TIMING|') ? 'MISSING' : w));
+    const advanced = await reckonIn(pasted);
+    expect(advanced.code, advanced.stderr).toBe(0);
+    expect(eventFiles(store, id)).toEqual(['000001.json', '000002.json']);
+  });
+});
+
 describe('the sample day run twice into one store', () => {
   let tmp: ReturnType<typeof scratchDir>;
   beforeAll(() => { tmp = scratchDir('reckon-breaks-sample-day-'); });

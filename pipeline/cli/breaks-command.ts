@@ -184,7 +184,7 @@ async function show(argv: string[], io: CliIo): Promise<number> {
   const check = await checkShown(ctx, rec);
   const proofs = proofViews(rec).map((p, i) => ({ ...p, checks: check.checks[i] }));
   if (values.json) printJson(io, { ...summary, head_sha256: rec.head_sha256, events: rec.events, proofs, proposals, observations: rec.observations, records: records ?? null, verification: check.verification });
-  else io.stdout(showText(summary, rec, proposals, { store: ctx.store.location, unsigned: ctx.config.signing.unsigned }, recordsText(id, records), check));
+  else io.stdout(showText(summary, rec, proposals, hintOptions(ctx, values.config), recordsText(id, records), check));
   return check.verification.ok ? 0 : 1;
 }
 
@@ -353,13 +353,26 @@ function pendingText(rows: readonly { summary: BreakSummary; proposal: ReturnTyp
   return `${[line(head), ...body.map(line)].join('\n')}\n`;
 }
 
+/** What the next-command hint of `show` needs: the store, the --config given (as typed), and whether it signs with a registry. */
+interface HintOptions { readonly store: string; readonly config: string | undefined; readonly unsigned: boolean; readonly registry: boolean }
+
+function hintOptions(ctx: Context, config: string | undefined): HintOptions {
+  return { store: ctx.store.location, config, unsigned: ctx.config.signing.unsigned, registry: registryPath(ctx.loaded) !== null };
+}
+
 /**
  * The command that triages an OPEN break: signed with the person's own key (--key, or
- * RECKON_SIGNING_KEY_FILE), or naming them with --actor when the configuration is unsigned.
+ * RECKON_SIGNING_KEY_FILE), or naming them with --actor when the configuration is unsigned; with
+ * the --config `show` was given (it says signed or unsigned, and names the registry). Signed with
+ * no registry configured, `advance` would be refused: the hint asks for a configuration naming
+ * one and a second line says so.
  */
-function triageCommand(s: BreakSummary, opts: { store: string; unsigned: boolean }): string {
+function triageCommand(s: BreakSummary, opts: HintOptions): string {
   const who = opts.unsigned ? '--actor YOU' : '--key YOUR_KEY';
-  return `reckon breaks advance ${s.break_id} --to TRIAGED --expected-version ${s.version} ${who} --owner ${s.routing?.owner ?? 'TEAM'} --classification TIMING|DUPLICATE|MISSING|VALUE|EXTERNAL --store ${shellWord(opts.store)}`;
+  const needsRegistry = !opts.unsigned && !opts.registry;
+  const config = needsRegistry ? ' --config YOUR_CONFIG' : opts.config !== undefined ? ` --config ${shellWord(opts.config)}` : '';
+  const why = needsRegistry ? '\n  (break transitions are signed: YOUR_CONFIG is a configuration naming the signer registry, signing.registry; the demo\'s is fixtures/demo/reckon.yaml)' : '';
+  return `reckon breaks advance ${s.break_id} --to TRIAGED --expected-version ${s.version} ${who} --owner ${s.routing?.owner ?? 'TEAM'} --classification TIMING|DUPLICATE|MISSING|VALUE|EXTERNAL --store ${shellWord(opts.store)}${config}${why}`;
 }
 
 /** A proposal's withdrawal as `show` prints it: void when the proposal landed anyway (the two raced). */
@@ -369,7 +382,7 @@ function withdrawalText(p: ReturnType<typeof proposalView>): string {
 }
 
 /** `breaks show` as text; `records` (recordsText) goes after the observations, before the next command. */
-function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnType<typeof proposalView>[], opts: { store: string; unsigned: boolean }, records: string, check: ShownCheck): string {
+function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnType<typeof proposalView>[], opts: HintOptions, records: string, check: ShownCheck): string {
   const r = s.routing;
   const lines = [
     `${s.break_id}  ${s.control_id} ${s.kind} ${s.key}`,
