@@ -124,8 +124,11 @@ describe('leases of dead holders (item 6): free at once on their host, at expiry
   });
 
   it('a live holder on another host holds the window until its expiry, and not after', async () => {
-    const live = storeWith(grant({ pid: 1, host: 'other-host' }));
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const live = storeWith(grant({ pid: 1, host: 'other-host', expires_at: until }));
     await expect(acquireLeases(live, ['RC01'], w, 'run-new')).rejects.toBeInstanceOf(ConcurrencyError);
+    await expect(acquireLeases(live, ['RC01'], w, 'run-new')).rejects.toThrow(`RC01 window [2026-11-02T00:00:00Z, 2026-11-03T00:00:00Z) is being run by run-dead (pid 1 on other-host, lease until ${until}): `
+      + `nothing was run; retry when run run-dead ends, or, if it died on other-host, after its lease expires at ${until}`);
     const expired = storeWith(grant({ pid: 1, host: 'other-host', expires_at: new Date(Date.now() - 1).toISOString() }));
     expect((await acquireLeases(expired, ['RC01'], w, 'run-new')).map((l) => l.token)).toEqual([2]);
   });
@@ -133,6 +136,8 @@ describe('leases of dead holders (item 6): free at once on their host, at expiry
   it('this very process holds its own lease (start time and boot id match)', async () => {
     const s = new LocalObjectStore(fresh('store'));
     await acquireLeases(s, ['RC01'], w, 'run-a');
+    const [mine] = await acquireLeases(s, ['RC02'], w, 'run-a');
+    await expect(acquireLeases(s, ['RC02'], w, 'run-b')).rejects.toThrow(`RC02 window [2026-11-02T00:00:00Z, 2026-11-03T00:00:00Z) is being run by run-a (pid ${process.pid} on ${hostname()}, lease until ${mine.expires_at}): nothing was run; retry when run run-a ends`);
     await expect(acquireLeases(s, ['RC01'], w, 'run-b')).rejects.toThrow(/is being run by run-a/);
   });
 });

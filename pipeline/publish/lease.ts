@@ -65,6 +65,15 @@ function held(g: { grant?: Grant; released: boolean }, now: number): boolean {
 }
 
 /**
+ * The refusal of a window another run holds: who holds it and what to do (wait for the run, or
+ * for the lease expiry when its holder died on another host; on this host a dead holder frees it).
+ */
+function heldMessage(controlId: string, w: Window, g: Grant): string {
+  const died = g.host === thisProcess().host ? '' : `, or, if it died on ${g.host}, after its lease expires at ${g.expires_at}`;
+  return `${controlId} window [${w.start}, ${w.end}) is being run by ${g.run_id} (pid ${g.pid} on ${g.host}, lease until ${g.expires_at}): nothing was run; retry when run ${g.run_id} ends${died}`;
+}
+
+/**
  * Acquires the lease of every control for the window, or none: throws ConcurrencyError('lock')
  * (exit 5) naming the run that holds one. Leases already taken by this call are released first.
  */
@@ -75,7 +84,7 @@ export async function acquireLeases(store: ObjectStore, controls: readonly strin
       const prefix = `leases/${control_id.toLowerCase()}/${windowKey(w)}`;
       const now = Date.now();
       const latest = await latestGrant(store, prefix);
-      if (held(latest, now)) throw new ConcurrencyError(`${control_id} window [${w.start}, ${w.end}) is being run by ${latest.grant!.run_id} (pid ${latest.grant!.pid} on ${latest.grant!.host}, lease until ${latest.grant!.expires_at})`, 'lock');
+      if (held(latest, now)) throw new ConcurrencyError(heldMessage(control_id, w, latest.grant!), 'lock');
       const token = latest.token + 1;
       const grant: Grant = {
         control_id, window_key: windowKey(w), token, run_id: runId, ...thisProcess(),
@@ -84,7 +93,7 @@ export async function acquireLeases(store: ObjectStore, controls: readonly strin
       try {
         await store.putOnce(`${prefix}/${String(token).padStart(10, '0')}.json`, JSON.stringify(grant));
       } catch (e) {
-        if (e instanceof AlreadyExistsError) throw new ConcurrencyError(`${control_id} window [${w.start}, ${w.end}) was leased by another run at the same moment`, 'lock');
+        if (e instanceof AlreadyExistsError) throw new ConcurrencyError(`${control_id} window [${w.start}, ${w.end}) was leased by another run at the same moment: nothing was run; retry when that run ends (reckon runs lists it once published)`, 'lock');
         throw e;
       }
       taken.push({ control_id, window_key: grant.window_key, token, run_id: runId, acquired_at: grant.acquired_at, expires_at: grant.expires_at });
