@@ -2,14 +2,15 @@
  * docs/interface.md describes the interface in the project's words; this keeps it in step with
  * what the product runs on: every dataset's columns in order (pipeline/contract/datasets.ts),
  * every control's datasets and difference kinds (controls/rcNN/control.json), and the exit codes
- * (the same table as the README's).
+ * (the same table as the README's). The README's command synopsis names exactly the options each
+ * command's `--help` names.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DATASETS } from '../pipeline/contract/datasets.js';
 import { loadControls } from '../pipeline/controls/definitions.js';
-import { ROOT } from './helpers/cli.js';
+import { reckonIn, ROOT } from './helpers/cli.js';
 
 const doc = readFileSync(join(ROOT, 'docs', 'interface.md'), 'utf8');
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -30,6 +31,49 @@ function tableAfter(text: string, heading: string): string[][] {
 function columnsOf(cell: string): string[] {
   return cell.split(/,\s+/).flatMap((item) => [...item.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]));
 }
+
+/** The README's synopsis (the code block under "## The command line"): each command's lines, keyed by the word after `reckon`. */
+function synopsis(text: string): Map<string, string> {
+  const block = text.slice(text.indexOf('## The command line')).split('```')[1];
+  const out = new Map<string, string>();
+  let command = '';
+  for (const line of block.split('\n')) {
+    const m = /^reckon ([a-z]+)/.exec(line);
+    if (m) command = m[1];
+    if (command) out.set(command, `${out.get(command) ?? ''}${line}\n`);
+  }
+  return out;
+}
+
+/** The `--options` a text names, sorted, without `--help`. */
+const optionsIn = (text: string) => [...new Set(text.match(/--[a-z][a-z0-9-]*/g) ?? [])].filter((o) => o !== '--help').sort();
+
+/** The `--help` invocations whose options a README synopsis command must name. */
+const HELP: Record<string, string[][]> = {
+  run: [['run']], runs: [['runs']], manifest: [['manifest', 'verify']], breaks: [['breaks']], records: [['records']],
+  quarantine: [['quarantine']], schedule: [['schedule']], generate: [['generate']], import: [['import']],
+  evidence: [['evidence', 'pack'], ['evidence', 'verify']], report: [['report']], athena: [['athena', 'ddl'], ['athena', 'query']], console: [['console']],
+};
+
+describe('the README command synopsis', () => {
+  it('lists every command, and for each exactly the options its --help names', async () => {
+    const readmeCommands = synopsis(readme);
+    const top = await reckonIn(['--help']);
+    const commands = [...new Set([...top.stdout.matchAll(/^ {2}reckon ([a-z]+)/gm)].map((m) => m[1]))].sort();
+    expect(commands).toHaveLength(13);
+    expect([...readmeCommands.keys()].sort()).toEqual(commands);
+    expect(Object.keys(HELP).sort()).toEqual(commands);
+    for (const [command, invocations] of Object.entries(HELP)) {
+      let help = '';
+      for (const args of invocations) {
+        const r = await reckonIn([...args, '--help']);
+        expect(r.code, args.join(' ')).toBe(0);
+        help += r.stdout;
+      }
+      expect(optionsIn(readmeCommands.get(command)!), command).toEqual(optionsIn(help));
+    }
+  });
+});
 
 describe('docs/interface.md', () => {
   it('lists every dataset with exactly its columns, in contract order', () => {
