@@ -73,6 +73,14 @@ describe('a store with one RC06 break', () => {
   });
 });
 
+it('an unknown option names the closest known one, and only when one is near (exit 2)', async () => {
+  const err = async (...args: string[]) => { const r = await reckonIn(args); expect(r.code, args.join(' ')).toBe(2); return r.stderr; };
+  expect(await err('run', '--source', 'x')).toBe("reckon: ConfigError: Unknown option '--source': did you mean --sources?\n");
+  expect(await err('run', '--date', '2026-11-02', '--confg', 'x')).toBe("reckon: ConfigError: Unknown option '--confg': did you mean --config?\n");
+  expect(await err('breaks', 'list', '--stat', 'OPEN')).toBe("reckon: ConfigError: Unknown option '--stat': did you mean --state?\n");
+  expect(await err('run', '--xyz')).toBe("reckon: ConfigError: Unknown option '--xyz'\n");
+});
+
 it('a configuration with three mistakes reports all three at once', async () => {
   const config = join(tmp.dir, 'three.json');
   writeFileSync(config, JSON.stringify({

@@ -71,7 +71,7 @@ const tally = (records: readonly { side: string; dataset: string }[]) => {
 describe('the records behind the sample day’s differences', () => {
   const tmp = scratchDir('reckon-records-');
   const store = join(tmp.dir, 'store');
-  let run: { results_digest: string; manifest: { path: string }; controls: { control_id: string; differences: Diff[] }[] };
+  let run: { run_id: string; results_digest: string; manifest: { path: string }; controls: { control_id: string; differences: Diff[] }[] };
   let diffs: Diff[];
 
   beforeAll(async () => {
@@ -177,6 +177,21 @@ describe('the records behind the sample day’s differences', () => {
     const r = await reckonIn(['records', '--run', 'latest', '--kind', 'FILL_QTY_MISMATCH', '--key', 'NOPE', '--store', store]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/run run-[a-z0-9-]+ has no difference FILL_QTY_MISMATCH NOPE/);
+    const unknown = await reckonIn(['records', '--run', 'latest', '--kind', 'FILL_QTY', '--key', 'XTKS|VF-000205-1', '--store', store]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe(`reckon: ConfigError: --kind FILL_QTY is an unknown difference kind (did you mean FILL_QTY_MISMATCH?); the kinds of the controls run ${run.run_id} ran: `
+      + 'RC01: ORDER_VERSION_GAP, ORDER_VERSION_CONFLICT, ACCEPTED_WITHOUT_ROUTE, OUTBOX_UNPUBLISHED, ORDER_FILL_STATE_MISMATCH; '
+      + 'RC02: FILL_MISSING_INTERNAL, FILL_MISSING_VENUE, EXECUTION_DUPLICATE, FILL_QTY_MISMATCH, FILL_PRICE_MISMATCH, EXECUTION_UNKNOWN_ORDER, ORDER_OVERFILL, VENUE_SEQUENCE_GAP; '
+      + 'RC03: POSTING_SET_UNBALANCED, EXECUTION_WITHOUT_POSTING, EXECUTION_MULTIPLE_POSTINGS, POSTING_AMOUNT_MISMATCH, BALANCE_ROLLFORWARD_MISMATCH, RESERVATION_MISMATCH; '
+      + 'RC04: STATEMENT_ROLLFORWARD_MISMATCH, BANK_CASH_MISMATCH, BANK_LINE_UNMATCHED, LEDGER_CASH_UNMATCHED, STATEMENT_SEQUENCE_GAP, CUSTODIAN_POSITION_MISMATCH; '
+      + 'RC05: PROJECTION_KEY_MISSING, PROJECTION_KEY_EXTRA, PROJECTION_POSITION_MISMATCH, PROJECTION_COST_MISMATCH, PROJECTION_STALE; '
+      + 'RC06: NOTICE_UNDELIVERED, NOTICE_RECEIPT_UNKNOWN_INTENT, NOTICE_DUPLICATE_RECEIPT\n');
+    const rc06 = join(tmp.dir, 'store-rc06');
+    const only = await reckonIn(['run', '--date', '2026-11-02', '--control', 'RC06', '--sources', DAY, '--store', rc06, '--json', '--quiet']);
+    expect(only.code).toBe(1);
+    const notRun = await reckonIn(['records', '--run', 'latest', '--kind', 'FILL_QTY_MISMATCH', '--key', 'XTKS|VF-000205-1', '--store', rc06]);
+    expect(notRun.stderr).toBe(`reckon: ConfigError: --kind FILL_QTY_MISMATCH is a difference kind of RC02, which run ${only.json.run_id} did not run (it ran RC06)\n`);
+    expect(notRun.code).toBe(2);
     expect((await reckonIn(['records', '--run', 'latest', '--kind', 'X', '--key', 'Y', '--limit', '-1', '--store', store])).code).toBe(2);
     expect((await reckonIn(['records', '--kind', 'X', '--store', store])).stderr).toContain('give --break BREAK_ID, or --run, --kind and --key together');
   });

@@ -7,11 +7,13 @@
  */
 import { ConfigError } from '../core/errors.js';
 import { BreakStore } from '../breaks/break-store.js';
+import { loadControls } from '../controls/definitions.js';
 import { differenceRecords, type DifferenceRecordsRead } from '../inspect/difference-records.js';
 import { openReader, selectRun } from '../inspect/run-outputs.js';
 import { SourceFiles, sourcesOf, type RecordSource } from '../inspect/source-rows.js';
+import type { StoredManifest } from '../report/run-view.js';
 import type { RecordRef } from '../../manifests/v1/schema.js';
-import { parse } from './args.js';
+import { closest, parse } from './args.js';
 import { printJson } from './io.js';
 import { openExistingStore } from './store-option.js';
 import { oneLine } from './text.js';
@@ -47,6 +49,7 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   const reader = await openReader();
   try {
     const stored = await selectRun(store, target.run);
+    if (target.breakId === null) await checkKind(target.kind, stored);
     const read = await differenceRecords(store, stored, target.kind, target.key, reader);
     const shown = limit === 0 ? read.records : read.records.slice(0, limit);
     const files = new SourceFiles(stored.manifest, reader);
@@ -57,6 +60,22 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   } finally {
     await reader.close();
   }
+}
+
+/**
+ * Refuses (ConfigError, exit 2) a --kind that no control the run ran has: unknown to every control,
+ * with the nearest kind and each of the run's controls' kinds, or a kind of a control it did not run.
+ */
+async function checkKind(kind: string, stored: Pick<StoredManifest, 'run_id' | 'manifest'>): Promise<void> {
+  const ran = stored.manifest.results.map((r) => r.control_id);
+  const controls = await loadControls();
+  const defs = controls.filter((c) => ran.includes(c.control_id));
+  if (defs.some((c) => c.difference_kinds.includes(kind))) return;
+  const owner = controls.find((c) => c.difference_kinds.includes(kind));
+  if (owner) throw new ConfigError(`--kind ${kind} is a difference kind of ${owner.control_id}, which run ${stored.run_id} did not run (it ran ${ran.join(', ')})`);
+  const near = closest(kind, defs.flatMap((c) => c.difference_kinds));
+  const kinds = defs.map((c) => `${c.control_id}: ${c.difference_kinds.join(', ')}`).join('; ');
+  throw new ConfigError(`--kind ${kind} is an unknown difference kind${near ? ` (did you mean ${near}?)` : ''}; the kinds of the controls run ${stored.run_id} ran: ${kinds}`);
 }
 
 interface Target { readonly run: string; readonly kind: string; readonly key: string; readonly breakId: string | null }
