@@ -59,6 +59,8 @@ describe('error classes', () => {
     [new errors.EvidenceIntegrityError('store changed'), ExitCode.MISMATCH],
     [new errors.AthenaQueryError('failed', 'q', 'FAILED'), ExitCode.USAGE],
     [new errors.AthenaQueryError('slow', 'q', 'DEADLINE'), ExitCode.INTERNAL],
+    [new errors.InterruptedError('SIGINT', 'interrupted by SIGINT'), 130],
+    [new errors.InterruptedError('SIGTERM', 'interrupted by SIGTERM'), 143],
     [new Error('anything else'), ExitCode.INTERNAL],
   ];
   it('map to their exit codes in one table', () => {

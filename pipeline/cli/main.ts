@@ -4,7 +4,7 @@
  * (core/outcome.ts), with a line on stderr naming what went wrong. The settings are parsed from
  * the command's environment here, once, before the subcommand runs (core/settings.ts).
  */
-import { ReckonError } from '../core/errors.js';
+import { InterruptedError, ReckonError } from '../core/errors.js';
 import { ExitCode, exitCodeOf } from '../core/outcome.js';
 import { parseSettings } from '../core/settings.js';
 import type { CommandModule } from './command.js';
@@ -127,7 +127,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
 /** Writes what failed to stderr (and, for `--json`, one object to stdout); returns its exit code. */
 function reportFailure(io: CliIo, e: unknown, json: boolean): number {
   const code = exitCodeOf(e);
-  const what = e instanceof ReckonError ? `${e.name}: ${e.message}` : `internal error: ${(e as Error)?.stack ?? String(e)}`;
+  // An interrupted run's message is its own sentence: `reckon: interrupted by SIGTERM: nothing published; …`.
+  const what = e instanceof InterruptedError ? e.message : e instanceof ReckonError ? `${e.name}: ${e.message}` : `internal error: ${(e as Error)?.stack ?? String(e)}`;
   io.stderr(`reckon: ${what}\n`);
   // With --json a caller parses stdout: give it one object saying what failed.
   if (json) io.stdout(`${JSON.stringify({ error: { type: e instanceof ReckonError ? e.name : 'InternalError', message: (e as Error)?.message ?? String(e) }, exit_code: code })}\n`);

@@ -10,6 +10,7 @@ import { selectControls } from '../controls/selection.js';
 import { humanDuration, humanSeconds, secondsTextToMicros } from '../core/duration.js';
 import { ConfigError } from '../core/errors.js';
 import { faultPoints } from '../core/fault.js';
+import { withInterrupts } from '../core/interrupt.js';
 import { STATUS_OUTCOMES } from '../core/outcome.js';
 import { operatorOutput } from '../core/progress.js';
 import { nextSteps, type DispositionCounts, type NextSteps } from '../breaks/next-steps.js';
@@ -34,11 +35,16 @@ const OPTIONS = {
   'no-alerts': { type: 'boolean' }, 'alerts-dry-run': { type: 'boolean' },
 } as const;
 
-/** Runs `reckon run` with `argv` (after the subcommand). Returns the exit code of CONTRACT §7. */
+/**
+ * Runs `reckon run` with `argv` (after the subcommand). Returns the exit code of CONTRACT §7; a
+ * run stopped by SIGINT or SIGTERM throws InterruptedError (130, 143: core/interrupt.ts).
+ */
 export async function command(argv: string[], ctx: CommandContext): Promise<number> {
   const { values } = parse(argv, OPTIONS);
-  const req = await runRequest(values, ctx);
-  const result = await runWindow(req);
+  const { req, result } = await withInterrupts((text) => ctx.io.stderr(text), async (interrupt) => {
+    const req = await runRequest(values, ctx, interrupt);
+    return { req, result: await runWindow(req) };
+  });
   // Quarantine lines are the run's warnings, not progress: printed even with --quiet.
   for (const line of quarantineLines(result)) ctx.io.stderr(`${line}\n`);
   const steps = runNextSteps(result, req);
@@ -70,10 +76,10 @@ type RunValues = ReturnType<typeof parse<typeof OPTIONS>>['values'];
 
 /**
  * The run request of the options: window, controls (the definitions loaded once, then the
- * selection), configuration checked against them, lineage, locations, settings, logger and fault
- * points. Throws ConfigError (exit 2) for any bad option.
+ * selection), configuration checked against them, lineage, locations, settings, logger, fault
+ * points and the interrupt. Throws ConfigError (exit 2) for any bad option.
  */
-async function runRequest(values: RunValues, { io, settings, clock }: CommandContext): Promise<RunRequest> {
+async function runRequest(values: RunValues, { io, settings, clock }: CommandContext, interrupt: AbortSignal): Promise<RunRequest> {
   if ((values.date === undefined) === (values.window === undefined)) throw new ConfigError(`exactly one of --date or --window is required\n${RUN_USAGE}`);
   if (values.control !== undefined && values.all) throw new ConfigError('--control and --all exclude each other');
   const window = values.date !== undefined ? windowForDate(values.date) : windowForRange(values.window!);
@@ -96,7 +102,8 @@ async function runRequest(values: RunValues, { io, settings, clock }: CommandCon
     reason: values.reason ?? null,
     rerunOf: values['rerun-of'] ?? null,
     logger, progress, alerts,
-    faults: faultPoints(settings.faultPause, (text) => io.stderr(text)),
+    faults: faultPoints(settings.faultPause, (text) => io.stderr(text), interrupt),
+    interrupt,
     env: io.env,
     ...(clock ? { clock: { originMs: clock.originMs, before: { startup_ms: Math.round(clock.enteredMs - clock.originMs), command_ms: Math.round(performance.now() - clock.enteredMs) } } } : {}),
   };

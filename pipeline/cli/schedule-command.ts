@@ -4,10 +4,12 @@
  * runs the due windows that are not yet complete (see pipeline/schedule/schedule.ts). Exit code: the
  * highest of the runs' exit codes (CONTRACT §7); 5 when a window was locked by another run.
  * `--dry-run` runs nothing: it lists each due window as `would-run` or `complete` (exit 0).
+ * SIGINT or SIGTERM stops the window running (run/run-window.ts) and runs no later one (130, 143).
  */
 import { loadConfig } from '../config/config.js';
-import { ConcurrencyError, ConfigError } from '../core/errors.js';
+import { ConcurrencyError, ConfigError, InterruptedError } from '../core/errors.js';
 import { faultPoints } from '../core/fault.js';
+import { interruptedBy, withInterrupts } from '../core/interrupt.js';
 import { operatorOutput } from '../core/progress.js';
 import { exitCodeOf, highestExitCode, type ExitCode } from '../core/outcome.js';
 import { loadControls } from '../controls/definitions.js';
@@ -26,8 +28,12 @@ export const SCHEDULE_USAGE = `reckon schedule --plan nightly|intraday [--now T]
                 [--no-alerts | --alerts-dry-run] [--json] [--quiet]
   --dry-run   show the due windows and whether each would run, run nothing`;
 
-/** Runs `reckon schedule` with `argv` (after the subcommand); returns the highest exit code of the runs. */
-export async function command(argv: string[], { io, settings }: CommandContext): Promise<number> {
+/** Runs `reckon schedule` with `argv` (after the subcommand); returns the highest exit code of the runs. Interrupted: throws InterruptedError. */
+export async function command(argv: string[], ctx: CommandContext): Promise<number> {
+  return withInterrupts((text) => ctx.io.stderr(text), (interrupt) => schedule(argv, ctx, interrupt));
+}
+
+async function schedule(argv: string[], { io, settings }: CommandContext, interrupt: AbortSignal): Promise<number> {
   const { values } = parse(argv, {
     plan: { type: 'string' }, now: { type: 'string' }, interval: { type: 'string' }, lag: { type: 'string' }, lookback: { type: 'string' },
     sources: { type: 'string' }, store: { type: 'string' }, config: { type: 'string' }, control: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' },
@@ -53,17 +59,19 @@ export async function command(argv: string[], { io, settings }: CommandContext):
   const store = await openStore(storeLocation, settings.s3);
   const { logger, progress } = operatorOutput(io, { quiet: Boolean(values.quiet) });
   const alerts = alertRequest(values, config.config, io.env);
-  const faults = faultPoints(settings.faultPause, (text) => io.stderr(text));
+  const faults = faultPoints(settings.faultPause, (text) => io.stderr(text), interrupt);
   const trigger = plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday';
   const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode }[] = [];
   for (const w of dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs })) {
     const done = await completedRun(store, w, controls, { config: config.sha256, sources });
     if (done) { report.push({ start: w.start, end: w.end, action: 'complete', run_id: done, status: null, exit_code: 0 }); continue; }
     if (values['dry-run']) { report.push({ start: w.start, end: w.end, action: 'would-run', run_id: null, status: null, exit_code: 0 }); continue; }
+    const signal = interruptedBy(interrupt);
+    if (signal) throw new InterruptedError(signal, `interrupted by ${signal}: ${report.filter((r) => r.action === 'ran').length} window(s) ran; nothing of [${w.start}, ${w.end}) or a later window was run; run the schedule again`);
     try {
       const r = await runWindow({
         window: w, controls: selection, sources, store: storeLocation, config, trigger,
-        reason: null, rerunOf: null, settings, logger, progress, alerts, faults, env: io.env,
+        reason: null, rerunOf: null, settings, logger, progress, alerts, faults, interrupt, env: io.env,
       });
       report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code });
     } catch (e) {

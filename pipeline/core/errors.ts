@@ -124,6 +124,18 @@ export class AthenaQueryError extends ReckonError {
   }
 }
 
+/**
+ * The run was stopped by a signal (SIGINT: exit 130, SIGTERM: exit 143; 128 + the signal's number,
+ * outside CONTRACT §7's codes). The message says what the run had published and what to do
+ * (core/interrupt.ts, run/run-window.ts).
+ */
+export class InterruptedError extends ReckonError {
+  constructor(readonly signal: 'SIGINT' | 'SIGTERM', message: string) {
+    super(message);
+    this.name = 'InterruptedError';
+  }
+}
+
 /** Asserts an internal invariant; throws InternalError (exit 70) when it does not hold. */
 export function invariant(condition: unknown, message: string): asserts condition {
   if (!condition) throw new InternalError(`invariant broken: ${message}`);

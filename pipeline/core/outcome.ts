@@ -7,7 +7,7 @@
  */
 import type { ControlStatus } from '../../manifests/v1/schema.js';
 import {
-  AthenaQueryError, ConcurrencyError, ConfigError, EvidenceIntegrityError, InputError, InternalError, ManifestVersionError, SignatureError, StoreError, TransitionRuleError,
+  AthenaQueryError, ConcurrencyError, ConfigError, EvidenceIntegrityError, InputError, InternalError, InterruptedError, ManifestVersionError, SignatureError, StoreError, TransitionRuleError,
 } from './errors.js';
 
 /** Exit codes of CONTRACT §7. Published values; never renumbered. */
@@ -22,8 +22,17 @@ export const ExitCode = {
   LOCKED: 5,
   TRANSITION_LOST: 6,
   INTERNAL: 70,
+  /** Not CONTRACT §7's: a run stopped by SIGINT exits as a shell reports a process the signal ended, 128 + 2. */
+  SIGINT: 130,
+  /** Not CONTRACT §7's: a run stopped by SIGTERM, 128 + 15. */
+  SIGTERM: 143,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** The exit code of a run stopped by `signal` (SIGINT 130, SIGTERM 143). */
+export function signalExitCode(signal: 'SIGINT' | 'SIGTERM'): ExitCode {
+  return ExitCode[signal];
+}
 
 /** What a control status means for the run: exit code, rank, words for people, and whether the schedule runs the window again. */
 export interface StatusOutcome {
@@ -106,6 +115,7 @@ export const ERROR_EXIT_CODES: readonly ErrorExit[] = [
   row(ManifestVersionError, ExitCode.INTERNAL),
   row(EvidenceIntegrityError, ExitCode.MISMATCH),
   row(AthenaQueryError, (e) => (e.state === 'DEADLINE' ? ExitCode.INTERNAL : ExitCode.USAGE)),
+  row(InterruptedError, (e) => signalExitCode(e.signal)),
 ];
 
 /** Maps any thrown value to its exit code (ERROR_EXIT_CODES); unknown errors are internal (70). */

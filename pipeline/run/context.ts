@@ -50,6 +50,8 @@ export interface RunRequest {
   readonly logger?: RunLogger;
   /** Crash-test pauses (core/fault.ts); default none. */
   readonly faults?: FaultPoints;
+  /** Aborted (reason `SIGINT` or `SIGTERM`) when the run is to stop at its next safe point (core/interrupt.ts); default never. */
+  readonly interrupt?: AbortSignal;
   /** The environment a sources file's connections read (PG*, url_env: the driver's, not reckon's settings); default the process's. */
   readonly env?: NodeJS.ProcessEnv;
   /** Alerts after publication (phase-alerts.ts); default off. */
@@ -83,7 +85,10 @@ export interface RunContext {
   readonly runId: string;
   readonly startedAt: Date;
   readonly logger: RunLogger;
+  /** The request's fault points; after a pause at a safe one, an interrupted run stops there (phase-prepare.ts). */
   readonly fault: FaultPoints;
+  /** The request's interrupt (never aborted when it has none). */
+  readonly interrupt: AbortSignal;
   readonly store: ObjectStore;
   /** The sources, checked (a sources file's databases connected) before the leases; closed at release. */
   readonly sources: PreparedSources;
@@ -94,7 +99,7 @@ export interface RunContext {
   /** The `performance.now()` at which the run's wall time (`timings.wall_ms`) starts. */
   readonly originMs: number;
   readonly progress: Progress;
-  /** The DuckDB the load phase opened; closed at release. */
+  /** The DuckDB the load phase opened; closed (and unset) at release. */
   readonly open: { engine?: Engine; conn?: DuckDBConnection };
 }
 

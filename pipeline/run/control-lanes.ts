@@ -15,6 +15,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ensureRecordsTable, DIFFERENCE_RECORDS_TABLE } from '../controls/records.js';
 import { ensureTotalsTables, INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE } from '../controls/totals.js';
+import { onInterrupt } from '../core/interrupt.js';
 import { mapOnLanes } from '../core/lanes.js';
 import type { Engine } from '../load/engine.js';
 
@@ -41,20 +42,24 @@ const RUN_TABLES = [INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE, DIFFERENCE_RECORDS_
  * `conn` alone on a large day; SMALL_DAY_LANES connections, the others UTC like the run's, when
  * usesLanes), each item wholly on one connection; returns the results in the
  * items' order (core/lanes.ts). The other lanes' rows of the run's tables are then in `conn`'s,
- * and the other connections closed. Throws what `fn` throws for the first failed item.
+ * and the other connections closed. Throws what `fn` throws for the first failed item. An
+ * `interrupt` stops the statement each other connection runs (the run's own is the run's to stop).
  */
-export async function onControlLanes<T, R>(engine: Engine, conn: DuckDBConnection, items: readonly T[], fn: (item: T, conn: DuckDBConnection) => Promise<R>): Promise<R[]> {
+export async function onControlLanes<T, R>(engine: Engine, conn: DuckDBConnection, items: readonly T[], fn: (item: T, conn: DuckDBConnection) => Promise<R>, interrupt?: AbortSignal): Promise<R[]> {
   const extra: DuckDBConnection[] = [];
+  const unlisten: (() => void)[] = [];
   try {
     for (let i = 1; usesLanes(engine) && i < Math.min(SMALL_DAY_LANES, items.length); i++) {
       const c = await engine.instance.connect();
       extra.push(c);
+      if (interrupt) unlisten.push(onInterrupt(interrupt, () => c.interrupt()));
       await c.run(`SET TimeZone = 'UTC'`);
     }
     const results = await mapOnLanes(items, [conn, ...extra], fn);
     await mergeLanes(conn, extra);
     return results;
   } finally {
+    for (const u of unlisten) u();
     for (const c of extra) c.closeSync();
   }
 }

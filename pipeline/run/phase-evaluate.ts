@@ -13,6 +13,7 @@ import { evaluateControl, type RawDifference } from '../controls/evaluation.js';
 import { LARGE_TOTALS_TABLE } from '../controls/totals.js';
 import { DIFFERENCE_RECORDS_TABLE, differenceKey, ensureRecordsTable, type RecordRef } from '../controls/records.js';
 import { ConfigError } from '../core/errors.js';
+import { checkInterrupt } from '../core/interrupt.js';
 import { silentProgress } from '../core/progress.js';
 import { formatMicros } from '../contract/values.js';
 import type { Window } from '../contract/window.js';
@@ -37,9 +38,10 @@ export async function evaluateControls(ctx: RunContext, inputs: LoadedInputs): P
     await ensureRecordsTable(inputs.conn);
     // Two connections on a small day (control-lanes.ts); results, and their notes, in the selection's order.
     const evaluated = await onControlLanes(inputs.engine, inputs.conn, ctx.req.controls.selected, async (def, conn) => {
+      checkInterrupt(ctx.interrupt);
       const own: string[] = [];
       return { result: await evaluateOne(ctx, inputs, conn, def, own, reuse!), notes: own };
-    });
+    }, ctx.interrupt);
     const out = evaluated.map((e) => e.result);
     notes.push(...evaluated.flatMap((e) => e.notes));
     // The lanes' rows are in the run's connection now: kept from there.

@@ -14,6 +14,7 @@ import { estimateLoadBytes, openEngine, type Engine } from '../load/engine.js';
 import { digestInputs, type InputDigest } from '../load/input-digest.js';
 import { loadSources, type LoadProgress, type LoadResult } from '../load/load.js';
 import type { LocatedSources } from '../sources/locate.js';
+import { checkInterrupt, onInterrupt } from '../core/interrupt.js';
 import { silentProgress, type ProgressTask } from '../core/progress.js';
 import { labelDatasetLoads, labelQuarantine } from '../sources/postgres/label.js';
 import { timed, type LoadedInputs, type RunContext } from './context.js';
@@ -34,6 +35,8 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
     ctx.open.engine = e;
     const c = await e.instance.connect();
     ctx.open.conn = c;
+    // An interrupt stops the statement running now; the run stops at its next safe point. Released, the run has unset it.
+    onInterrupt(ctx.interrupt, () => { if (ctx.open.conn === c) c.interrupt(); });
     await c.run(`SET TimeZone = 'UTC'`);
     return { engine: e, conn: c };
   });
@@ -95,11 +98,12 @@ function reportKeptLoad(ctx: RunContext, loaded: LoadResult): void {
   }
 }
 
-/** Progress of each dataset's load on the run's reporter (core/progress.ts). */
+/** Progress of each dataset's load on the run's reporter (core/progress.ts); an interrupted run stops before a dataset and after it. */
 function datasetProgress(ctx: RunContext): (p: LoadProgress) => void {
   const reporter = ctx.req.progress ?? silentProgress;
   let task: ProgressTask | undefined;
   return (p) => {
+    if (p.stage !== 'records') checkInterrupt(ctx.interrupt);
     if (p.stage === 'start') task = reporter.begin('load', p.dataset, ctx.logger);
     else if (p.stage === 'records') task?.update({ records_read: p.records_read, files: p.files });
     else task?.done({ records_read: p.records_read, files: p.files, quarantined: p.quarantined });

@@ -3,15 +3,15 @@
  * Order of effects: open the store, check `--rerun-of` and the sources (a folder must exist; a
  * sources file is read, its databases connected and its queries checked: sources/source-plan.ts), finish
  * earlier runs of the store (recovery.ts), take the window's leases (fault point `leased`), make
- * the scratch folder. Release gives the leases back, ends the database connections, closes DuckDB
- * and removes the scratch folder.
+ * the scratch folder (after removing those of dead runs: scratch.ts). Release gives the leases
+ * back, ends the database connections, closes DuckDB and removes the scratch folder.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { ConfigError } from '../core/errors.js';
-import { NO_FAULTS } from '../core/fault.js';
+import { NO_FAULTS, type FaultPoints } from '../core/fault.js';
+import { checkInterrupt, NO_INTERRUPT } from '../core/interrupt.js';
+import type { FaultPhase } from '../core/settings.js';
 import { silentLogger } from '../core/log.js';
 import { acquireLeases, releaseLeases } from '../publish/lease.js';
 import { datasetsRead } from '../controls/selection.js';
@@ -20,9 +20,22 @@ import { findManifest } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import type { RunContext, RunRequest } from './context.js';
 import { recoverEarlierRuns } from './recovery.js';
+import { makeScratch, scratchBase, sweepScratch } from './scratch.js';
 
-/** DuckDB reads and writes scratch files by path: the path must hold no quote, space or glob. */
-const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
+/**
+ * Fault points inside a step that must finish once begun: a database snapshot being read, the
+ * manifest being written (its signature before it, its `.sha256` after). Every other one is a
+ * safe point where an interrupted run stops (`stoppingFaults`).
+ */
+const UNSAFE_STOPS: ReadonlySet<FaultPhase> = new Set(['extracting', 'signed', 'manifest_written']);
+
+/** `faults` that, after any pause, stop an interrupted run at the safe ones (InterruptedError). */
+function stoppingFaults(faults: FaultPoints, interrupt: AbortSignal): FaultPoints {
+  return async (phase) => {
+    await faults(phase);
+    if (!UNSAFE_STOPS.has(phase)) checkInterrupt(interrupt);
+  };
+}
 
 /** A new run id: `run-<utc timestamp>-<random>`, lower-case so it is a valid partition value. */
 export function newRunId(now = new Date()): string {
@@ -44,7 +57,8 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   const logger = (req.logger ?? silentLogger).child({ run_id: runId, window: `${req.window.start}/${req.window.end}` });
   const store = await openStore(req.store, req.settings.s3);
   if (req.rerunOf && !(await findManifest(store, req.rerunOf))) throw new ConfigError(`--rerun-of ${req.rerunOf}: no published manifest of that run in ${store.location}`);
-  const fault = req.faults ?? NO_FAULTS;
+  const interrupt = req.interrupt ?? NO_INTERRUPT;
+  const fault = stoppingFaults(req.faults ?? NO_FAULTS, interrupt);
   const sources = await prepareSources(req.sources, datasetsRead(req.controls.selected), { window: req.window, env: req.env, s3: req.settings.s3, fault });
   let leases: Awaited<ReturnType<typeof acquireLeases>>;
   try {
@@ -54,17 +68,23 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
     await sources.close();
     throw e;
   }
-  await fault('leased');
-  const scratch = await mkdtemp(join(SAFE_PATH.test(tmpdir()) ? tmpdir() : '/tmp', 'reckon-'));
+  // The pause only: holding leases, the run stops for an interrupt in runWindow, which releases them.
+  await (req.faults ?? NO_FAULTS)('leased');
+  await sweepScratch(scratchBase(), logger);
+  const scratch = await makeScratch(scratchBase(), runId, startedAt);
   const timings = { ...req.clock?.before, prepare_ms: Math.round(performance.now() - t0) };
-  return { req, runId, startedAt, logger, fault, store, sources, leases, scratch, timings, originMs: req.clock?.originMs ?? t0, progress: { doing: 'loading' }, open: {} };
+  return { req, runId, startedAt, logger, fault, interrupt, store, sources, leases, scratch, timings, originMs: req.clock?.originMs ?? t0, progress: { doing: 'loading' }, open: {} };
 }
 
 /** Releases what the run holds, whatever happened: its leases, its DuckDB and its scratch folder. */
 export async function releaseRun(ctx: RunContext): Promise<void> {
   await releaseLeases(ctx.store, ctx.leases);
   await ctx.sources.close();
-  ctx.open.conn?.closeSync();
-  ctx.open.engine?.instance.closeSync();
+  const { conn, engine } = ctx.open;
+  // Unset first: an interrupt arriving now finds no connection to interrupt.
+  ctx.open.conn = undefined;
+  ctx.open.engine = undefined;
+  conn?.closeSync();
+  engine?.instance.closeSync();
   await rm(ctx.scratch, { recursive: true, force: true });
 }

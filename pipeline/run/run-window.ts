@@ -13,11 +13,21 @@
  *   alerts    new, reopened and past-SLA breaks to their owners' routes; resolves (phase-alerts.ts)
  *
  * and, whatever happened, release (leases, DuckDB, scratch folder).
+ *
+ * Interrupted (SIGINT, SIGTERM: core/interrupt.ts), the run stops at the next safe point — between
+ * phases, before each dataset's load and each control, at the fault points outside the manifest's
+ * write — with DuckDB's running statement interrupted; no store write of the run is then in
+ * flight, so its leases are released as at any end. Stopped before its manifest, it drops its
+ * staging: nothing is published. Stopped after, the next run rolls it forward (recovery.ts).
  */
 import { join } from 'node:path';
 import { Trigger, type ControlResult, type ManifestV1 } from '../../manifests/v1/schema.js';
+import { InterruptedError } from '../core/errors.js';
+import { checkInterrupt, interruptedBy } from '../core/interrupt.js';
 import type { Condition, ExitCode } from '../core/outcome.js';
 import { explainOutOfMemory } from '../load/engine.js';
+import { clearStaging } from '../publish/staging.js';
+import { findManifest } from '../store/manifests.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { RunContext, RunRequest, SettledResults } from './context.js';
 import { settleBreaks } from './phase-breaks.js';
@@ -67,16 +77,24 @@ export interface RunResult {
 /**
  * Runs one window. Returns the result (a business outcome is never an exception); throws
  * ConfigError, ConcurrencyError (another run holds the window: exit 5), InputError or
- * InternalError when the run cannot produce a result; no manifest is then written.
+ * InternalError when the run cannot produce a result; no manifest is then written. Throws
+ * InterruptedError (exit 130, 143) when interrupted, saying what was published.
  */
 export async function runWindow(req: RunRequest): Promise<RunResult> {
   const ctx = await prepareRun(req);
+  const stop = () => checkInterrupt(ctx.interrupt);
   try {
+    stop();
     const inputs = await loadInputs(ctx);
+    stop();
     const evaluated = await evaluateControls(ctx, inputs);
+    stop();
     const settled = await settleBreaks(ctx, inputs, evaluated);
+    stop();
     const outputs = await writeRunOutputs(ctx, inputs, settled);
+    stop();
     const published = await publishRun(ctx, inputs, evaluated, settled, outputs);
+    stop();
     const rolled = await writeBreaks(ctx, published, settled.plan.objects);
     const verified = landedVerifications(settled, rolled);
     ctx.logger.info(`published ${published.key} sha256 ${published.sha256}`, { phase: 'publish', manifest: published.key, status: settled.outcome.status });
@@ -88,10 +106,29 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
       quarantine_count: inputs.loaded.quarantine.length, manifestDoc: published.manifest,
     };
   } catch (e) {
-    throw failure(ctx, e);
+    throw interruptedBy(ctx.interrupt) && stoppedByInterrupt(e) ? await interrupted(ctx) : failure(ctx, e);
   } finally {
     await releaseRun(ctx);
   }
+}
+
+/** Whether `e` is the run stopping for its interrupt: at a safe point, or DuckDB's statement interrupted. */
+function stoppedByInterrupt(e: unknown): boolean {
+  return e instanceof InterruptedError || (e instanceof Error && /^INTERRUPT Error/.test(e.message));
+}
+
+/**
+ * The InterruptedError of a run stopped at a safe point, saying what it published: nothing (its
+ * staging is dropped now), or its manifest, whose outputs and break objects the next run rolls forward.
+ */
+async function interrupted(ctx: RunContext): Promise<InterruptedError> {
+  const signal = interruptedBy(ctx.interrupt)!;
+  const manifest = await findManifest(ctx.store, ctx.runId).catch(() => undefined);
+  if (manifest) {
+    return new InterruptedError(signal, `interrupted by ${signal}: run ${ctx.runId} published its manifest ${manifest.key}; its outputs and break objects are not all written yet and the next run of this store rolls them forward (\`reckon run\` again, or any run on the store); the leases are released`);
+  }
+  await clearStaging(ctx.store, ctx.runId).catch(() => undefined);
+  return new InterruptedError(signal, `interrupted by ${signal}: nothing published; the leases are released; run again`);
 }
 
 /** The run's automatic verifications that were written (a planned VERIFIED event superseded by another transition was not). */
