@@ -19,6 +19,7 @@ import { checkSignatures, trustedSigners, type SignatureCheck } from '../breaks/
 import { verifyOneBreakLog, type LogFinding } from '../breaks/verify-log.js';
 import { loadRegistry } from '../signing/registry.js';
 import { listManifests } from '../store/manifests.js';
+import { pendingRollForwards, pendingText as rollForwardText } from '../publish/staging.js';
 import { ownedBy, summarizeBreak, type BreakSummary } from '../breaks/break-summary.js';
 import { BREAK_STATES, isBreakState, type BreakState } from '../breaks/states.js';
 import { findEvidenceRun, proposalStatus, type TransitionRequest } from '../breaks/transitions.js';
@@ -145,8 +146,12 @@ async function list(argv: string[], io: CliIo): Promise<number> {
   }
   const summaries = records.map((r) => summarizeBreak(r, ctx)).filter((s) => ownedBy(owners, s))
     .sort((a, b) => cmp(a.control_id, b.control_id) || cmp(a.kind, b.kind) || cmp(a.key, b.key));
-  if (values.json) printJson(io, summaries);
-  else io.stdout(listText(summaries));
+  // A run stopped after its manifest has breaks not written yet: said first, never "no breaks".
+  const pending = (await pendingRollForwards(ctx.store)).map((p) => `${rollForwardText(p, values.store ?? 'var/reckon')}\n`);
+  if (values.json) {
+    printJson(io, summaries);
+    for (const line of pending) io.stderr(`reckon: ${line}`);
+  } else io.stdout(`${pending.join('')}${pending.length && !summaries.length ? '' : listText(summaries)}`);
   return 0;
 }
 

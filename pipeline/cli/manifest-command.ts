@@ -2,6 +2,7 @@
 import { ConfigError } from '../core/errors.js';
 import { ExitCode } from '../core/outcome.js';
 import { existsSync } from 'node:fs';
+import { pendingRollForwards, pendingText } from '../publish/staging.js';
 import { verifyManifests, type BreakLogReport } from '../publish/verify-chain.js';
 import { findManifest } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
@@ -31,8 +32,11 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   const store = await openStore(localOrRemote(io, location));
   if (values.run !== undefined && !(await findManifest(store, values.run))) throw new ConfigError(`--run ${values.run}: no published manifest of that run in ${store.location}`);
   const { checked, problems, breaks, notices, signed, unsigned } = await verifyManifests(store, values.run, { trusted });
-  if (values.json) printJson(io, { ok: problems.length === 0, checked, signed, unsigned, trusted_registry: trusted?.sha256 ?? null, problems, notices, breaks });
+  const pending = (await pendingRollForwards(store)).filter((p) => values.run === undefined || p.run_id === values.run);
+  if (values.json) printJson(io, { ok: problems.length === 0, checked, signed, unsigned, trusted_registry: trusted?.sha256 ?? null, problems, notices, breaks, pending_roll_forward: pending });
   else {
+    // First, so that a reader sees why outputs and breaks are missing before the chain's verdict.
+    for (const p of pending) io.stdout(`${pendingText(p, location)}\n`);
     const signing = unsigned ? `${signed} signed, ${unsigned} NOT signed` : `${signed} signed by the pipeline`;
     if (problems.length === 0) io.stdout(`ok: ${checked} manifest(s) verified (${signing}), chain intact; ${breakLine(breaks.counts)}\n`);
     else {

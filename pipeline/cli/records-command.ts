@@ -10,6 +10,7 @@ import { BreakStore } from '../breaks/break-store.js';
 import { loadControls } from '../controls/definitions.js';
 import { differenceRecords, type DifferenceRecordsRead } from '../inspect/difference-records.js';
 import { openReader, selectRun } from '../inspect/run-outputs.js';
+import { pendingRollForwards, pendingText } from '../publish/staging.js';
 import { SourceFiles, sourcesOf, type RecordSource } from '../inspect/source-rows.js';
 import type { StoredManifest } from '../report/run-view.js';
 import type { RecordRef } from '../../manifests/v1/schema.js';
@@ -87,7 +88,11 @@ async function targetOf(store: Parameters<typeof selectRun>[0], v: { break?: str
     const id = v.break.trim();
     if (!/^brk-[0-9a-f]{24}$/.test(id)) throw new ConfigError(`'${id}' is not a break id (brk- and 24 hex digits)`);
     const rec = await new BreakStore(store).read(id);
-    if (!rec) throw new ConfigError(`no break ${id} in ${store.location}`);
+    if (!rec) {
+      // A run stopped after its manifest may have planned the break: its object is written by the next run.
+      const pending = (await pendingRollForwards(store)).map((p) => `; ${pendingText(p, store.location)}`).join('');
+      throw new ConfigError(`no break ${id} in ${store.location}${pending}`);
+    }
     const last = rec.observations[rec.observations.length - 1];
     const run = v.run ?? last?.run_id;
     if (!run) throw new ConfigError(`break ${id} has no observation by a run; give --run`);

@@ -13,6 +13,7 @@ import { sha256Hex } from '../core/digest.js';
 import { duckdb } from '../core/duckdb.js';
 import { ConfigError } from '../core/errors.js';
 import type { ObjectStore } from '../store/object-store.js';
+import { pendingRollForwards, pendingText } from '../publish/staging.js';
 import { findRunManifest, manifestKeys, readStoredManifest, type StoredManifest } from '../report/run-view.js';
 
 /** The manifest of run `run` (an id, or `latest`: the head of the chain). Throws ConfigError (exit 2) when there is none. */
@@ -26,7 +27,7 @@ export async function selectRun(store: ObjectStore, run: string): Promise<Stored
 /** An output table of a run as read back: a local Parquet file whose bytes have the manifest's SHA-256, or why not. */
 export type OutputRead =
   | { readonly state: 'verified'; readonly key: string; readonly sha256: string; readonly path: string; readonly rows: number }
-  | { readonly state: 'absent' | 'missing' | 'changed'; readonly key: string | null; readonly message: string };
+  | { readonly state: 'absent' | 'missing' | 'pending' | 'changed'; readonly key: string | null; readonly message: string };
 
 /** A scratch folder and a DuckDB connection for reading a run back; `close()` removes both. */
 export interface Reader {
@@ -60,14 +61,20 @@ export async function openReader(): Promise<Reader> {
 
 /**
  * Fetches the output `table` of the run into the reader's folder and checks its SHA-256 against
- * the manifest. `absent` when the run wrote no such table (a run older than the table), `missing`
- * when the object is gone from the store, `changed` when its bytes are not the ones published.
+ * the manifest. `absent` when the run wrote no such table (a run older than the table), `pending`
+ * when the run stopped after its manifest and the next run promotes the object (its message says
+ * what to do: publish/staging.ts pendingText), `missing` when the object is gone from the store,
+ * `changed` when its bytes are not the ones published.
  */
 export async function readOutput(store: ObjectStore, stored: Pick<StoredManifest, 'run_id' | 'manifest'>, table: string, reader: Reader): Promise<OutputRead> {
   const entry = stored.manifest.outputs.find((o) => o.table === table);
   if (!entry) return { state: 'absent', key: null, message: `run ${stored.run_id} wrote no ${table} output (it ran before reckon kept one)` };
   const bytes = await store.get(entry.key);
-  if (!bytes) return { state: 'missing', key: entry.key, message: `the ${table} output ${entry.key} is gone from the store ${store.location}` };
+  if (!bytes) {
+    const pending = (await pendingRollForwards(store)).find((p) => p.run_id === stored.run_id);
+    if (pending) return { state: 'pending', key: entry.key, message: pendingText(pending, store.location) };
+    return { state: 'missing', key: entry.key, message: `the ${table} output ${entry.key} is gone from the store ${store.location}` };
+  }
   const sha256 = sha256Hex(bytes);
   if (sha256 !== entry.sha256) {
     return { state: 'changed', key: entry.key, message: `the ${table} output ${entry.key} has SHA-256 ${sha256}, not the ${entry.sha256} its manifest recorded: it is not read` };

@@ -15,6 +15,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
 import { LocalObjectStore } from '../store/local-store.js';
+import { findManifest } from '../store/manifests.js';
 import type { OutputObject } from '../outputs/outputs.js';
 
 /** Stages local output files under `_staging/<run_id>/<final key>`. */
@@ -105,4 +106,36 @@ export async function recoverStaging(
     else if (!(await isLive(runId))) { await clearStaging(store, runId); discarded.push(runId); }
   }
   return { promoted, discarded };
+}
+
+/** A published run whose staging is still there: its outputs and break objects are not all written yet. */
+export interface PendingRollForward {
+  readonly run_id: string;
+  readonly manifest_key: string;
+  readonly window: { readonly start: string; readonly end: string };
+  /** The sources location the run read, as recorded in its manifest. */
+  readonly sources: string;
+}
+
+/**
+ * The published runs of `store` whose publication is not finished (a run stopped after its
+ * manifest), in run id order: the next run on the store rolls them forward (recoverStaging)
+ * before it does anything else. A staging without a manifest is not pending: it is dropped.
+ */
+export async function pendingRollForwards(store: ObjectStore): Promise<PendingRollForward[]> {
+  const runIds = [...new Set((await store.list('_staging')).map((k) => k.split('/')[1]))].sort();
+  const pending: PendingRollForward[] = [];
+  for (const runId of runIds) {
+    const found = await findManifest(store, runId);
+    if (found) pending.push({ run_id: runId, manifest_key: found.key, window: { start: found.manifest.window.start, end: found.manifest.window.end }, sources: found.manifest.sources.location });
+  }
+  return pending;
+}
+
+/**
+ * The line readers print for a pending roll-forward (`reckon manifest verify`, `breaks list`,
+ * `records`): what is pending and the command that finishes it (any run on the store does).
+ */
+export function pendingText(p: PendingRollForward, storeLocation: string): string {
+  return `pending roll-forward: run ${p.run_id} published ${p.manifest_key} but its outputs and break objects are not all written yet; the next run on this store writes them first: run again (reckon run --window ${p.window.start}/${p.window.end} --sources ${p.sources} --store ${storeLocation})`;
 }
