@@ -47,7 +47,7 @@ export async function withInterrupts<T>(stderr: (text: string) => void, fn: (int
   const ac = new AbortController();
   const handler = (signal: InterruptSignal) => {
     if (!ac.signal.aborted) return ac.abort(signal);
-    stderr(`reckon: ${signal} again: exiting at once; the run's leases are free when its process is gone on this host, at their expiry elsewhere\n`);
+    stderr(`reckon: a second signal (${signal}): exiting at once; the run's leases are free when its process is gone on this host, at their expiry elsewhere\n`);
     process.exit(signalExitCode(signal));
   };
   for (const s of SIGNALS) process.on(s, handler);
