@@ -93,9 +93,10 @@ describe('docs/interface.md', () => {
     }
   });
 
-  it('gives the same exit codes as the README', () => {
+  it('gives the same exit codes as the README, which adds the signals\' 128 + n outside the contract', () => {
     const codes = (rows: string[][]) => rows.map((r) => r[0]);
     expect(codes(tableAfter(doc, '| exit code |'))).toEqual(['0', '1', '2', '3', '4', '5', '6', '70']);
-    expect(codes(tableAfter(readme, '| code | meaning |'))).toEqual(codes(tableAfter(doc, '| exit code |')));
+    expect(codes(tableAfter(readme, '| code | meaning |'))).toEqual([...codes(tableAfter(doc, '| exit code |')), '130, 143']);
+    expect(doc).toContain('130 for SIGINT, 143 for SIGTERM');
   });
 });

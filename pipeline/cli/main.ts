@@ -52,7 +52,8 @@ const USAGE = `usage: reckon <command> [options]
 Every command takes --help. --store defaults to ./var/reckon, --sources to ./sources.
 
 Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not ready,
-5 window locked by another run, 6 break transition lost, 70 internal error.
+5 window locked by another run, 6 break transition lost, 70 internal error;
+130 / 143 stopped by SIGINT / SIGTERM (outside the contract: 128 + the signal).
 `;
 
 const RUN_USAGE = `usage: reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
@@ -75,7 +76,8 @@ const RUN_USAGE = `usage: reckon run (--date D | --window START/END) [--control 
   --quiet             no progress on stderr (warnings and quarantine lines still)
 
 Exit codes: 0 clean, 1 breaks, 2 usage/configuration, 3 input quarantined, 4 not ready,
-5 window locked by another run, 6 break transition lost, 70 internal error.
+5 window locked by another run, 6 break transition lost, 70 internal error;
+130 / 143 stopped by SIGINT / SIGTERM (outside the contract: 128 + the signal).
 `;
 
 /** True until the first command of this process: only that one counts the process's start-up in its wall time. */
