@@ -142,6 +142,8 @@ export interface LoadOptions {
   readonly hashed?: ReadonlyMap<string, HashedFile>;
   /** Called as loading goes (for progress on stderr): see LoadProgress. */
   readonly onProgress?: (p: LoadProgress) => void;
+  /** Called before each file is read: a safe point where an interrupted run stops by throwing (run/phase-load.ts). */
+  readonly beforeFile?: () => void;
 }
 
 /**

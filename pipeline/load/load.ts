@@ -149,7 +149,10 @@ async function loadDataset(run: LoadRun, spec: DatasetSpec, folder: DatasetFolde
     run.quarantine.push({ dataset: spec.name, file: spec.name, row: null, line: null, column: null, rule: folder.refused.rule, message: folder.refused.message, raw: '' });
   }
   for (const f of run.options.faults?.get(spec.name) ?? []) run.quarantine.push({ dataset: spec.name, row: null, line: null, raw: '', ...f });
-  for (const file of folder.files) await loadFile(run, ds, file);
+  for (const file of folder.files) {
+    run.options.beforeFile?.();
+    await loadFile(run, ds, file);
+  }
   await finishDataset(run, ds);
   ds.progress('done');
   return ds.load;

@@ -78,6 +78,7 @@ async function loadAll(ctx: RunContext, located: LocatedSources, engine: Engine,
   // Views over checked Parquet files for datasets without derived columns (load/views.ts).
   const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), {
     datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready, written: located.written, cache: cacheConfig(ctx), onProgress: datasetProgress(ctx), hashed,
+    beforeFile: () => checkInterrupt(ctx.interrupt),
   });
   // Database extracts load while the next ones are read; every snapshot has committed here.
   await located.settled;
@@ -98,12 +99,15 @@ function reportKeptLoad(ctx: RunContext, loaded: LoadResult): void {
   }
 }
 
-/** Progress of each dataset's load on the run's reporter (core/progress.ts); an interrupted run stops before a dataset and after it. */
+/**
+ * Progress of each dataset's load on the run's reporter (core/progress.ts). Each report is a safe
+ * point: an interrupted run stops there (in a file, the reader's loop ends as at a file's limit).
+ */
 function datasetProgress(ctx: RunContext): (p: LoadProgress) => void {
   const reporter = ctx.req.progress ?? silentProgress;
   let task: ProgressTask | undefined;
   return (p) => {
-    if (p.stage !== 'records') checkInterrupt(ctx.interrupt);
+    checkInterrupt(ctx.interrupt);
     if (p.stage === 'start') task = reporter.begin('load', p.dataset, ctx.logger);
     else if (p.stage === 'records') task?.update({ records_read: p.records_read, files: p.files });
     else task?.done({ records_read: p.records_read, files: p.files, quarantined: p.quarantined });
