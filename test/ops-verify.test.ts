@@ -33,7 +33,7 @@ describe('manifest verify', () => {
     const r = await reckonHere(['manifest', 'verify', '--store', base, '--json']);
     expect(r.code).toBe(0);
     expect(r.json).toEqual({
-      ok: true, checked: 3, problems: [], signed: 0, unsigned: 3, trusted_registry: null,
+      ok: true, checked: 3, problems: [], signed: 0, unsigned: 3, trusted_registry: null, pending_roll_forward: [],
       notices: [{ key: 'manifests', problem: '3 manifest(s) NOT signed (signing.unsigned or no signer registry): a consistent rewrite of those cannot be detected' }],
       breaks: expect.objectContaining({ notices: [], registries: [] }),
     });

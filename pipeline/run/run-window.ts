@@ -18,7 +18,8 @@
  * phases, before each dataset's load and each control, at the fault points outside the manifest's
  * write — with DuckDB's running statement interrupted; no store write of the run is then in
  * flight, so its leases are released as at any end. Stopped before its manifest, it drops its
- * staging: nothing is published. Stopped after, the next run rolls it forward (recovery.ts).
+ * staging: nothing is published. Stopped after, the next run rolls it forward (recovery.ts). Once
+ * its break objects are written the run is done and finishes as usual (its alerts are sent).
  */
 import { join } from 'node:path';
 import { Trigger, type ControlResult, type ManifestV1 } from '../../manifests/v1/schema.js';
