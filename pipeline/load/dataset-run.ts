@@ -17,6 +17,9 @@ import type { ViewFile } from './views.js';
 /** How often the JavaScript reader reports records read. */
 export const PROGRESS_RECORDS = 50_000;
 
+/** How often the JavaScript reader calls the load's checkpoint (LoadOptions): a few milliseconds of reading. */
+export const CHECKPOINT_RECORDS = 4096;
+
 /**
  * Bounds on what the manifest copies from a file (issue 18: a 50 MB header field made a 104.9 MB
  * manifest): extra column names listed per dataset and their length, ignored file names listed,
@@ -103,10 +106,11 @@ export class DatasetRun {
     run.options.onProgress?.({ stage, dataset: spec.name, files: folder.files.length, records_read: load.records_read, quarantined: run.quarantine.length - this.qBefore });
   }
 
-  /** Counts a record read by the JavaScript reader (progress every PROGRESS_RECORDS). */
+  /** Counts a record read by the JavaScript reader (progress every PROGRESS_RECORDS, the load's checkpoint every CHECKPOINT_RECORDS). */
   recordRead(): void {
     this.load.records_read += 1;
     if (this.load.records_read % PROGRESS_RECORDS === 0) this.progress('records');
+    if (this.load.records_read % CHECKPOINT_RECORDS === 0) this.run.options.checkpoint?.();
   }
 
   /** Extra column names are listed in the manifest: each clipped, at most EXTRA_COLUMNS_LISTED of them. */

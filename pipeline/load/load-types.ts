@@ -142,8 +142,12 @@ export interface LoadOptions {
   readonly hashed?: ReadonlyMap<string, HashedFile>;
   /** Called as loading goes (for progress on stderr): see LoadProgress. */
   readonly onProgress?: (p: LoadProgress) => void;
-  /** Called before each file is read: a safe point where an interrupted run stops by throwing (run/phase-load.ts). */
-  readonly beforeFile?: () => void;
+  /**
+   * Called before each file is read and every CHECKPOINT_RECORDS records the JavaScript reader
+   * reads (dataset-run.ts): a safe point where an interrupted run stops by throwing
+   * (run/phase-load.ts), the reader's loop then ending as at a file's limit.
+   */
+  readonly checkpoint?: () => void;
 }
 
 /**

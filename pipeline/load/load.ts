@@ -150,7 +150,7 @@ async function loadDataset(run: LoadRun, spec: DatasetSpec, folder: DatasetFolde
   }
   for (const f of run.options.faults?.get(spec.name) ?? []) run.quarantine.push({ dataset: spec.name, row: null, line: null, raw: '', ...f });
   for (const file of folder.files) {
-    run.options.beforeFile?.();
+    run.options.checkpoint?.();
     await loadFile(run, ds, file);
   }
   await finishDataset(run, ds);

@@ -78,7 +78,7 @@ async function loadAll(ctx: RunContext, located: LocatedSources, engine: Engine,
   // Views over checked Parquet files for datasets without derived columns (load/views.ts).
   const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), {
     datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready, written: located.written, cache: cacheConfig(ctx), onProgress: datasetProgress(ctx), hashed,
-    beforeFile: () => checkInterrupt(ctx.interrupt),
+    checkpoint: () => checkInterrupt(ctx.interrupt),
   });
   // Database extracts load while the next ones are read; every snapshot has committed here.
   await located.settled;
@@ -99,10 +99,7 @@ function reportKeptLoad(ctx: RunContext, loaded: LoadResult): void {
   }
 }
 
-/**
- * Progress of each dataset's load on the run's reporter (core/progress.ts). Each report is a safe
- * point: an interrupted run stops there (in a file, the reader's loop ends as at a file's limit).
- */
+/** Progress of each dataset's load on the run's reporter (core/progress.ts); an interrupted run stops at each report too. */
 function datasetProgress(ctx: RunContext): (p: LoadProgress) => void {
   const reporter = ctx.req.progress ?? silentProgress;
   let task: ProgressTask | undefined;

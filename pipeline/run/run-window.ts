@@ -107,29 +107,33 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
       quarantine_count: inputs.loaded.quarantine.length, manifestDoc: published.manifest,
     };
   } catch (e) {
-    throw interruptedBy(ctx.interrupt) && stoppedByInterrupt(e) ? await interrupted(ctx) : failure(ctx, e);
+    throw interruptedBy(ctx.interrupt) ? await interrupted(ctx, e) : failure(ctx, e);
   } finally {
     await releaseRun(ctx);
   }
 }
 
-/** Whether `e` is the run stopping for its interrupt: at a safe point, or DuckDB's statement interrupted. */
+/** Whether `e` is the run stopping for its interrupt: at a safe point, or DuckDB's statement interrupted (also as a load error's cause). */
 function stoppedByInterrupt(e: unknown): boolean {
-  return e instanceof InterruptedError || (e instanceof Error && /^INTERRUPT Error/.test(e.message));
+  return e instanceof InterruptedError || (e instanceof Error && /INTERRUPT Error/.test(e.message));
 }
 
 /**
- * The InterruptedError of a run stopped at a safe point, saying what it published: nothing (its
- * staging is dropped now), or its manifest, whose outputs and break objects the next run rolls forward.
+ * The InterruptedError of an interrupted run that stopped with `e`, saying what it published:
+ * nothing (its staging is dropped now), or its manifest, whose outputs and break objects the next
+ * run rolls forward. An error other than the stop itself (a run failing as it was stopping) is
+ * named after it: the run is stopped either way, and run again.
  */
-async function interrupted(ctx: RunContext): Promise<InterruptedError> {
+async function interrupted(ctx: RunContext, e: unknown): Promise<InterruptedError> {
   const signal = interruptedBy(ctx.interrupt)!;
+  const failed = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  const also = stoppedByInterrupt(e) ? '' : ` (it failed as it was stopping: ${failed.replace(/\s*\n\s*/g, ' ')})`;
   const manifest = await findManifest(ctx.store, ctx.runId).catch(() => undefined);
   if (manifest) {
-    return new InterruptedError(signal, `interrupted by ${signal}: run ${ctx.runId} published its manifest ${manifest.key}; its outputs and break objects are not all written yet and the next run of this store rolls them forward (\`reckon run\` again, or any run on the store); the leases are released`);
+    return new InterruptedError(signal, `interrupted by ${signal}: run ${ctx.runId} published its manifest ${manifest.key}; its outputs and break objects are not all written yet and the next run of this store rolls them forward (\`reckon run\` again, or any run on the store); the leases are released${also}`);
   }
   await clearStaging(ctx.store, ctx.runId).catch(() => undefined);
-  return new InterruptedError(signal, `interrupted by ${signal}: nothing published; the leases are released; run again`);
+  return new InterruptedError(signal, `interrupted by ${signal}: nothing published; the leases are released; run again${also}`);
 }
 
 /** The run's automatic verifications that were written (a planned VERIFIED event superseded by another transition was not). */
