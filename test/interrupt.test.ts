@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../pipeline/core/log.js';
 import { thisProcess } from '../pipeline/core/process.js';
 import { SCRATCH_HOLDER, sweepScratch } from '../pipeline/run/scratch.js';
@@ -22,13 +22,14 @@ afterAll(() => tmp.cleanup());
 const NOTHING = (signal: string) => `reckon: interrupted by ${signal}: nothing published; the leases are released; run again`;
 
 /** A run as a child process with its own TMPDIR (its scratch folders land there); resolves `ready` when stderr shows `until`. */
-function startRun(name: string, opts: { pause?: string; until: string }) {
+function startRun(name: string, opts: { pause?: string; until: string; sources?: string }) {
   const dir = join(tmp.dir, name);
   const tmpdir = join(dir, 'tmp');
   mkdirSync(tmpdir, { recursive: true });
   const store = join(dir, 'store');
   const env: NodeJS.ProcessEnv = { TMPDIR: tmpdir, ...(opts.pause ? { RECKON_FAULT_PAUSE: opts.pause } : {}) };
-  const child = reckonAsync(['run', '--window', WINDOW, '--sources', SOURCES, '--store', store], { env });
+  const sources = opts.sources ?? SOURCES;
+  const child = reckonAsync(['run', '--window', WINDOW, '--sources', sources, '--store', store], { env });
   let err = '';
   const ready = new Promise<void>((resolve, reject) => {
     child.stderr!.on('data', (b: Buffer) => { err += b.toString(); if (err.includes(opts.until)) resolve(); });
@@ -38,7 +39,7 @@ function startRun(name: string, opts: { pause?: string; until: string }) {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) => {
     child.on('close', (code, signal) => resolve({ code, signal, stderr: err }));
   });
-  return { child, ready, exited, store, tmpdir };
+  return { child, ready, exited, store, tmpdir, sources };
 }
 
 const lastLine = (text: string) => text.trimEnd().split('\n').pop();
@@ -70,7 +71,7 @@ async function expectStoppedClean(run: ReturnType<typeof startRun>, signal: 'SIG
   expect(staging(run.store)).toEqual([]);
   expect(existsSync(join(run.store, 'outputs'))).toBe(false);
   grantsFromAnotherHost(run.store);
-  const next = await reckonHere(['run', '--window', WINDOW, '--sources', SOURCES, '--store', run.store, '--json']);
+  const next = await reckonHere(['run', '--window', WINDOW, '--sources', run.sources, '--store', run.store, '--json']);
   expect([next.code, next.json.status]).toEqual([1, 'BREAKS']);
 }
 
@@ -121,6 +122,27 @@ describe('an interrupted run before its manifest', () => {
       `reckon: a second signal (${second}): exiting at once; the run's leases are free when its process is gone on this host, at their expiry elsewhere`,
     ]);
     expect(manifests(run.store)).toEqual([]);
+  });
+});
+
+describe('an interrupted run of a 30k-order day (the load about 4 s, the controls about 1.2 s)', () => {
+  const day = join(tmp.dir, 'day-30k');
+  beforeAll(async () => {
+    expect((await reckonHere(['generate', '--orders', '30000', '--date', '2026-11-02', '--out', day])).code).toBe(0);
+  });
+
+  it('SIGTERM while the orders load: exit 143, the same clean stop', async () => {
+    const run = startRun('term-30k-load', { sources: day, until: '"progress":"start","phase":"load","dataset":"orders"' });
+    await run.ready;
+    run.child.kill('SIGTERM');
+    await expectStoppedClean(run, 'SIGTERM', 143);
+  });
+
+  it('SIGINT as RC02 is evaluated (its statement interrupted, or stopped before the next control): exit 130, the same clean stop', async () => {
+    const run = startRun('int-30k-evaluate', { sources: day, until: '"progress":"start","phase":"evaluate","control":"RC02"' });
+    await run.ready;
+    run.child.kill('SIGINT');
+    await expectStoppedClean(run, 'SIGINT', 130);
   });
 });
 
