@@ -120,13 +120,15 @@ export interface PendingRollForward {
 /**
  * The published runs of `store` whose publication is not finished (a run stopped after its
  * manifest), in run id order: the next run on the store rolls them forward (recoverStaging)
- * before it does anything else. A staging without a manifest is not pending: it is dropped.
+ * before it does anything else. A staging without a manifest is not pending: it is dropped. Never
+ * throws for a manifest that does not parse (it is left out).
  */
 export async function pendingRollForwards(store: ObjectStore): Promise<PendingRollForward[]> {
   const runIds = [...new Set((await store.list('_staging')).map((k) => k.split('/')[1]))].sort();
   const pending: PendingRollForward[] = [];
   for (const runId of runIds) {
-    const found = await findManifest(store, runId);
+    // A manifest that does not parse is not read here: `manifest verify` names it, and no run publishes over it.
+    const found = await findManifest(store, runId).catch(() => undefined);
     if (found) pending.push({ run_id: runId, manifest_key: found.key, window: { start: found.manifest.window.start, end: found.manifest.window.end }, sources: found.manifest.sources.location });
   }
   return pending;
