@@ -226,6 +226,20 @@ describe('camt.053 hand-written', () => {
     expect(existsSync(join(dir, 'sources'))).toBe(false);
   });
 
+  it('a statement that cannot be written still asks for its missing calendar first (exit 2, not exit 1), and nothing is written', async () => {
+    const dir = scratch();
+    const file = join(dir, 'sek-closing.xml');
+    // The closing balance in SEK, the statement in EUR: not writable (exit 1 once the calendar is given).
+    writeFileSync(file, camtPage({ page: 1, last: true, balances: bal('OPBD', '0', 'CRDT') + bal('CLBD', '1.00', 'CRDT').replace('Ccy="EUR"', 'Ccy="SEK"'), entries: entry('1.00', 'CRDT', '') }));
+    const out = join(dir, 'sources');
+    const r = await reckonHere(['import', 'camt053', file, '--out', out, '--bank-id', 'X']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('sek-closing.xml: statement STMT-20261102 (account DE89370400440532013000): no statement timezone and cutoff; give --timezone and --cutoff or an account map entry');
+    expect(existsSync(out)).toBe(false);
+    const given = await reckonHere(['import', 'camt053', file, '--out', out, '--bank-id', 'X', ...CAL]);
+    expect(given.code).toBe(1);
+  });
+
   it('the account map names our account, bank and calendar; a re-import replaces its own rows; another file may not re-use a statement id', async () => {
     const dir = scratch();
     const map = join(dir, 'map.json');

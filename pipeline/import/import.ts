@@ -293,7 +293,9 @@ function finalize(st: ParsedStatement, req: ImportRequest, files: readonly Provi
   const cutoff = entry?.cutoff ?? req.cutoff;
   const writable = unwritten.length === 0;
   const label = `${file.name}: statement ${st.statementId ?? '(no id)'} (account ${st.providerAccount ?? '?'})`;
-  if (writable) {
+  // Asked for even when the statement cannot be written: the operator who fixes the value should
+  // not then meet the missing setting (a missing setting is exit 2, which outranks exit 1).
+  {
     const statement = `${st.statementId ?? '(no id)'} (account ${st.providerAccount ?? '?'})`;
     if (!timezone || !cutoff) settingErrors.push({ file: file.name, statement, problem: 'no statement timezone and cutoff; give --timezone and --cutoff or an account map entry' });
     if (!bankId) settingErrors.push({ file: file.name, statement, problem: 'the file names no bank for this account; give --bank-id or bank_id in the account map' });
