@@ -126,12 +126,6 @@ const decimalType = (t: string) => {
   return m ? { width: Number(m[1]), scale: Number(m[2]) } : undefined;
 };
 
-/** A column's typed value and the condition under which the JS validator accepts it unchanged. */
-interface ColumnExpr {
-  readonly ok: string;
-  readonly val: string;
-}
-
 /**
  * Typed value and acceptance of one column read from text `t` (NULL = empty). `okNonNull` is
  * evaluated only for a non-empty value.
