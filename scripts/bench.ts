@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [sample] [SIZE…] [--formats parquet,csv] [--dir DIR] [--report-only]`
+ * `npm run bench -- [sample] [SIZE…] [--formats parquet,csv] [--dir DIR] [--out FILE] [--report-only]`
  * (issues 5 and 20). For each size (orders per generated day) and format, in one sitting on the
  * same generated day:
  *
@@ -18,7 +18,8 @@
  * against `reckon run --control RC03`. Ratios, not absolute times, are the claims. Each result is
  * kept as `DIR/result-<orders>-<format>.json` (with the commit measured), so sizes can be measured
  * in separate sittings (the 1M and 10M rows on a quiet machine); BENCHMARKS.md is written from
- * every result kept there. Environment: BENCH_SIZES, BENCH_FORMATS, BENCH_DIR (defaults for the
+ * every result kept there (`--out FILE` or BENCH_OUT writes the report elsewhere, so a partial sitting
+ * or a helper's trial does not replace the published one). Environment: BENCH_SIZES, BENCH_FORMATS, BENCH_DIR (defaults for the
  * arguments: 1000000,10000000; parquet,csv; /work/bench).
  */
 import { execFileSync } from 'node:child_process';
@@ -30,17 +31,18 @@ import { DUCKDB_MEMORY_LIMIT } from '../pipeline/load/engine.js';
 import { BENCH_DATE, ensureDay as ensureDayIn, timed, type Timed } from './bench-day.js';
 import type { PostgresResult } from './bench-postgres.js';
 
-interface Args { sizes: (number | 'sample')[]; formats: string[]; dir: string; reportOnly: boolean }
+interface Args { sizes: (number | 'sample')[]; formats: string[]; dir: string; out: string; reportOnly: boolean }
 
 function args(argv: string[]): Args {
   const flag = (name: string) => { const i = argv.indexOf(name); return i >= 0 ? argv.splice(i, 2)[1] : undefined; };
   const formats = (flag('--formats') ?? process.env.BENCH_FORMATS ?? 'parquet,csv').split(',');
   const dir = resolve(flag('--dir') ?? process.env.BENCH_DIR ?? '/work/bench');
+  const out = resolve(flag('--out') ?? process.env.BENCH_OUT ?? repoPath('BENCHMARKS.md'));
   const reportOnly = argv.includes('--report-only') || process.env.BENCH_REPORT_ONLY === '1';
   const rest = argv.filter((a) => !a.startsWith('--'));
   const sizes = (rest.length ? rest : (process.env.BENCH_SIZES ?? '1000000,10000000').split(',')).map((s) => (s === 'sample' ? 'sample' as const : Number(s)));
   for (const s of sizes) if (s !== 'sample' && !(Number.isInteger(s) && s > 0)) throw new Error(`bench: a size is a number of orders or 'sample', not ${s}`);
-  return { sizes, formats, dir, reportOnly };
+  return { sizes, formats, dir, out, reportOnly };
 }
 
 const opts = args(process.argv.slice(2));
@@ -252,7 +254,7 @@ function ratio(a: number | undefined, b: number | undefined): string { return a 
 function secs(t: Timed | undefined): string { return t ? f1(t.wall_s) : '—'; }
 function orders(n: number): string { return n.toLocaleString('en'); }
 
-/** BENCHMARKS.md, written from every result kept in the bench folder (and printed). */
+/** BENCHMARKS.md (or `--out`), written from every result kept in the bench folder (and printed). */
 function writeReport(): void {
   const { results, failures, naive, sample, pgResults } = readResults(opts.dir);
   const lines = [...summaryLines(results, failures)];
@@ -260,7 +262,7 @@ function writeReport(): void {
   lines.push(...phaseLines(results), ...claimLines(results, naive));
   if (pgResults.length) lines.push(...postgresLines(pgResults));
   lines.push(...readingLines());
-  writeFileSync(repoPath('BENCHMARKS.md'), lines.join('\n'));
+  writeFileSync(opts.out, lines.join('\n'));
   process.stdout.write(lines.join('\n'));
 }
 
@@ -337,7 +339,7 @@ function readingLines(): string[] {
     '- **The every-column scan** reads every value of every file once (each text\'s length, the largest timestamp, date and flag, the exact sum of each number); **the floor** reads only the row counts and numeric sums.',
     '- Wall times include Node\'s start and module loading. docs/performance.md says where the time goes.',
     '',
-    'Re-run: `npm run bench -- sample 100000` (sizes as arguments, `--formats parquet,csv`, `--dir DIR` for where generated days and results are kept; `--report-only` rewrites this file from the results kept).',
+    'Re-run: `npm run bench -- sample 100000` (sizes as arguments, `--formats parquet,csv`, `--dir DIR` for where generated days and results are kept; `--out FILE` to write this report elsewhere; `--report-only` rewrites it from the results kept).',
     '',
   ];
 }
