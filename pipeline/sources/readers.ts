@@ -536,7 +536,8 @@ export async function* readParquet(conn: DuckDBConnection, stagedPath: string, c
   try {
     total = Number((await conn.runAndReadAll(`SELECT count(*) FROM read_parquet('${stagedPath}')`)).getRows()[0][0]);
   } catch (e) {
-    yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file cannot be read to its end: ${(e as Error).message.split('\n')[0]}` };
+    if (isOutOfMemory(e)) throw e; // the run's memory, not the file: never a quarantine entry
+    yield { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file cannot be read to its end: ${firstLine(e)}` };
     return;
   }
   const nanosColumns = [...time].filter(([name, t]) => t.utcNanos && specOf.get(name)?.kind === 'timestamp');
@@ -608,6 +609,7 @@ async function readParquetPage(
   try {
     if (rows.length) for (const [name, t] of nanosColumns) subMicro.set(name, await subMicrosecondValues(stagedPath, t.parquetName, Infinity, { start: lo, end: lo + PARQUET_PAGE_ROWS }));
   } catch (e) {
+    if (isOutOfMemory(e)) throw e;
     return { type: 'file_error', rule: 'parquet_unreadable', message: `the Parquet file's timestamps cannot be read exactly: ${firstLine(e)}` };
   }
   return { rows, subMicro };
