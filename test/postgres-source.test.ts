@@ -244,6 +244,44 @@ describe('one snapshot per database', () => {
   });
 });
 
+describe('a signal during the extract', () => {
+  it('ends the extract at once (a COPY waiting on a lock included): exit 130, nothing published, no session left on the server', async () => {
+    const store = join(dir, 'store-signalled');
+    const app = 'reckon-signalled';
+    const oneReader = sourcesFile({ databases: { live: conn('live', { application_name: app, parallel: 1 }) }, datasets: allFrom('live', RC01_READS) });
+    const child = reckonAsync(['run', '--date', DATE, '--control', 'RC01', '--sources', oneReader, '--store', store], { env: { RECKON_FAULT_PAUSE: 'extracting:60000' } });
+    let stderr = '';
+    const paused = new Promise<void>((resolve) => child.stderr!.on('data', (b) => { stderr += String(b); if (stderr.includes('reckon-fault: paused at extracting')) resolve(); }));
+    const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+    // Orders are extracted. Hold the next dataset's table, so the extract cannot end by itself.
+    await paused;
+    const holder = await pg.admin('live');
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE outbox_events IN ACCESS EXCLUSIVE MODE');
+      // Let the loader take orders and wait for the next extract: only the extract can see the signal then.
+      await new Promise((r) => setTimeout(r, 1500));
+      child.kill('SIGINT');
+      const code = await Promise.race([exited, new Promise<number>((resolve) => setTimeout(() => resolve(-2), 20_000))]);
+      if (code === -2) child.kill('SIGKILL');
+      expect(code).toBe(130);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
+    expect(stderr.trimEnd().split('\n').pop()).toBe('reckon: interrupted by SIGINT: nothing published; the leases are released; run again');
+    expect(existsSync(join(store, 'manifests')) ? readdirSync(join(store, 'manifests')) : []).toEqual([]);
+    // The server has ended the run's backend (its socket closed): nothing holds the snapshot open.
+    let left: unknown[] = [];
+    for (let i = 0; i < 50; i++) {
+      left = (await pg.sql(`SELECT pid FROM pg_stat_activity WHERE application_name = '${app}'`)).rows;
+      if (!left.length) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(left).toEqual([]);
+  }, 60_000);
+});
+
 describe('exact types', () => {
   it('refuses a binary float money column by name, quarantines timestamps without zone by row key, lists an unknown column and quarantines rows lacking one', async () => {
     const c = await pg.admin('hostile');

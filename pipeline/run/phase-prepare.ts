@@ -59,7 +59,7 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   if (req.rerunOf && !(await findManifest(store, req.rerunOf))) throw new ConfigError(`--rerun-of ${req.rerunOf}: no published manifest of that run in ${store.location}`);
   const interrupt = req.interrupt ?? NO_INTERRUPT;
   const fault = stoppingFaults(req.faults ?? NO_FAULTS, interrupt);
-  const sources = await prepareSources(req.sources, datasetsRead(req.controls.selected), { window: req.window, env: req.env, s3: req.settings.s3, fault });
+  const sources = await prepareSources(req.sources, datasetsRead(req.controls.selected), { window: req.window, env: req.env, s3: req.settings.s3, fault, interrupt });
   let leases: Awaited<ReturnType<typeof acquireLeases>>;
   try {
     await recoverEarlierRuns(store, logger);

@@ -41,14 +41,15 @@ export interface PreparedSources {
 
 /**
  * Options: the run window (for extract bounds), the environment holding the PG* and url_env
- * variables (the driver's, not reckon's settings; default the process's), how S3 is reached, and
- * the run's fault points (`extracting`).
+ * variables (the driver's, not reckon's settings; default the process's), how S3 is reached,
+ * the run's fault points (`extracting`) and its interrupt (which ends a database extract at once).
  */
 export interface PrepareOptions {
   readonly window: Window;
   readonly env?: NodeJS.ProcessEnv;
   readonly s3?: S3Settings;
   readonly fault?: FaultPoints;
+  readonly interrupt?: AbortSignal;
 }
 
 /** The label a database dataset carries in quarantine entries and manifest objects: `db:<database>/<dataset>`. */
@@ -205,7 +206,7 @@ async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, Datase
         // The loader matches files by real path; the dataset is ready once its file is known.
         const known = file ? realpath(file.path).then((p) => { written.set(p, { sha256: file.sha256, size: file.size, shape: file.shape, rendered: file.rendered }); }, () => undefined) : Promise.resolve();
         void known.then(() => pending.get(x.dataset)!.resolve());
-      }, opts.fault));
+      }, opts.fault, opts.interrupt));
     } catch (e) {
       for (const s of mine) pending.get(s.dataset)!.reject(e);
       throw e;

@@ -26,8 +26,9 @@ import { datasetSpec } from '../../contract/datasets.js';
 import type { Window } from '../../contract/window.js';
 import { sha256Hex } from '../../core/digest.js';
 import { CsvShapeScan, type WrittenFile } from '../csv-fast.js';
-import { InputError } from '../../core/errors.js';
+import { InputError, InterruptedError } from '../../core/errors.js';
 import { NO_FAULTS, type FaultPoints } from '../../core/fault.js';
+import { interruptedBy, NO_INTERRUPT, onInterrupt } from '../../core/interrupt.js';
 import type { DatasetSource } from '../sources-file.js';
 import { describeTarget, type OpenDatabase, type Session } from './connection.js';
 import { BUILTIN_TYPES, boundLiteral, quoteIdent, quoteLiteral, renderExpression, renderPlan, type DescribedColumn, type RenderPlan, type RenderedColumn } from './render.js';
@@ -252,14 +253,18 @@ function extractFailure(db: Session, dataset: string, e: unknown): InputError {
  * snapshot. With helper sessions (PostgreSQL), the lead exports its snapshot
  * (`pg_export_snapshot()`) and each helper reads in it (`SET TRANSACTION SNAPSHOT`), so datasets
  * are read in parallel at the same point in time. Throws InputError when a connection is lost or
- * a statement fails (the caller publishes nothing).
+ * a statement fails (the caller publishes nothing). `interrupt` (SIGINT, SIGTERM) closes every
+ * session at once, so a long COPY ends with the signal instead of with its dataset; the server
+ * rolls the read-only transaction back, and the extract throws InterruptedError.
  */
-export async function extractDatabase(db: OpenDatabase, sources: readonly DatabaseSource[], dir: string, window: Window, onDataset: OnDataset = () => undefined, fault: FaultPoints = NO_FAULTS): Promise<DatabaseExtract> {
+export async function extractDatabase(db: OpenDatabase, sources: readonly DatabaseSource[], dir: string, window: Window, onDataset: OnDataset = () => undefined, fault: FaultPoints = NO_FAULTS, interrupt: AbortSignal = NO_INTERRUPT): Promise<DatabaseExtract> {
   const dsql = db.target.engine === 'aurora-dsql';
   const begin = dsql ? 'BEGIN READ ONLY' : 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ';
   const sessions: Session[] = [db, ...(dsql ? [] : db.helpers.slice(0, Math.max(0, sources.length - 1)))];
   const startedAt = new Date().toISOString();
   const doing = new Map<Session, string>([[db, '(the snapshot)']]);
+  // Ending a client with a query on the wire drops its socket: the running statement fails here.
+  const unlisten = onInterrupt(interrupt, () => { for (const s of sessions) void s.client.end().catch(() => undefined); });
   try {
     await db.client.query(begin);
     if (!dsql) await db.client.query(UTC_SESSION);
@@ -286,8 +291,12 @@ export async function extractDatabase(db: OpenDatabase, sources: readonly Databa
     };
   } catch (e) {
     for (const s of sessions) await s.client.query('ROLLBACK').catch(() => undefined);
+    const signal = interruptedBy(interrupt);
+    if (signal) throw new InterruptedError(signal, `interrupted by ${signal} while extracting from database ${db.target.name}`);
     const failed = (e as { session?: Session }).session ?? db;
     throw extractFailure(failed, doing.get(failed) ?? '(the snapshot)', (e as { cause?: unknown }).cause ?? e);
+  } finally {
+    unlisten();
   }
 }
 
