@@ -2,10 +2,10 @@
  * Issue 7: `reckon schedule` on a simulated clock over three days runs each window once, runs a
  * NOT_READY window again on the next call, and catches it up once its watermark arrives.
  */
-import { readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reckonHere, scratchDir } from './helpers/cli.js';
+import { reckonAsync, reckonHere, scratchDir } from './helpers/cli.js';
 import { writeCleanDay } from './fixtures/days.js';
 
 const tmp = scratchDir('reckon-schedule-');
@@ -41,5 +41,30 @@ describe('schedule --plan nightly on a simulated clock', () => {
     const day3again = await schedule('2026-11-05T06:00:00Z');
     expect(actions(day3again)).toEqual([['2026-11-02', 'complete', null], ['2026-11-03', 'complete', null], ['2026-11-04', 'complete', null]]);
     expect(day3again.code).toBe(0);
+  });
+});
+
+describe('schedule stopped by a signal', () => {
+  it('stops in the window being run (exit 130, nothing of it published, no later window run, leases released); the next schedule runs them all', async () => {
+    const sources = join(tmp.dir, 'signal-sources');
+    const store = join(tmp.dir, 'signal-store');
+    await writeCleanDay(sources);
+    for (const d of readdirSync(sources)) writeFileSync(join(sources, d, '_watermark.json'), JSON.stringify({ watermark: '2026-11-06T00:05:00Z', complete: true }));
+    const args = ['schedule', '--plan', 'nightly', '--now', '2026-11-03T00:10:00Z', '--lookback', '3d', '--sources', sources, '--store', store, '--control', 'RC01,RC06', '--quiet'];
+    // The first window's run pauses before its load until the signal.
+    const child = reckonAsync(args, { env: { RECKON_FAULT_PAUSE: 'loading' } });
+    let stderr = '';
+    const paused = new Promise<void>((resolve) => child.stderr!.on('data', (b) => { stderr += String(b); if (stderr.includes('reckon-fault: paused at loading')) resolve(); }));
+    const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+    await paused;
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stderr.trimEnd().split('\n').pop()).toBe('reckon: interrupted by SIGINT: nothing published; the leases are released; run again (the schedule stopped in [2026-10-31T00:00:00Z, 2026-11-01T00:00:00Z) after 0 window(s) ran; no later window was run)');
+    expect(existsSync(join(store, 'manifests')) ? readdirSync(join(store, 'manifests')) : []).toEqual([]);
+    const leases = readdirSync(join(store, 'leases'), { recursive: true }).map(String).filter((f) => /\.(json|released)$/.test(f)).sort();
+    expect(leases).toEqual(['rc01', 'rc06'].flatMap((c) => [`${c}/20261031t000000z-20261101t000000z/0000000001.json`, `${c}/20261031t000000z-20261101t000000z/0000000001.released`]));
+    const again = await reckonHere([...args, '--json']);
+    expect(again.json.windows.map((w: { start: string; action: string; status: string | null }) => [w.start.slice(0, 10), w.action, w.status]))
+      .toEqual([['2026-10-31', 'ran', 'CLEAN'], ['2026-11-01', 'ran', 'CLEAN'], ['2026-11-02', 'ran', 'CLEAN']]);
   });
 });

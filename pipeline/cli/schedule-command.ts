@@ -75,6 +75,7 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
       });
       report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code });
     } catch (e) {
+      if (e instanceof InterruptedError) throw new InterruptedError(e.signal, `${e.message} (the schedule stopped in [${w.start}, ${w.end}) after ${report.filter((r) => r.action === 'ran').length} window(s) ran; no later window was run)`);
       if (!(e instanceof ConcurrencyError)) throw e;
       logger.warn(e.message);
       report.push({ start: w.start, end: w.end, action: 'locked', run_id: null, status: null, exit_code: exitCodeOf(e) });
