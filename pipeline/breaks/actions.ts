@@ -12,6 +12,7 @@ import { ConfigError, TransitionRuleError } from '../core/errors.js';
 import { archiveRegistry, archivedRegistry, loadRegistry, type SignerRegistry } from '../signing/registry.js';
 import { loadSigningKey, type KeySource } from '../signing/signing-key.js';
 import { BREAK_NAMESPACE, signPayload, signerOf, verifyRecord, type SignatureRecord, type Signer } from '../signing/signatures.js';
+import { MANIFEST_KEY } from '../store/manifests.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { BREAK_KEYS, FORMATS, payloadDigest, payloadOf } from './break-objects.js';
 import { BreakStore, eventOf, type BreakEvent, type BreakRecord, type StoredProposal } from './break-store.js';
@@ -39,8 +40,31 @@ export async function actionContext(store: ObjectStore, config: LoadedConfig, ke
   const registry = await configuredRegistry(config);
   if (!keySource) return { store, config, signer: null };
   const key = await loadSigningKey(keySource);
+  await refuseSupersededRegistry(store, registry);
   await archiveRegistry(store, registry);
   return { store, config, signer: { key, registry } };
+}
+
+/**
+ * Refuses to sign under a registry version that a later run superseded: the newest published run
+ * that recorded a registry used another, and an earlier run recorded this one. A removed (revoked)
+ * key would otherwise keep signing with a copy of the old configuration, and manifest verify
+ * refuses such a signature afterwards (registry-timeline.ts). A version no run recorded yet (a
+ * rotation ahead of the runs) passes. Throws ConfigError naming both versions.
+ */
+async function refuseSupersededRegistry(store: ObjectStore, registry: SignerRegistry): Promise<void> {
+  // Newest first: the common case (the configuration's registry is the newest recorded) reads one manifest.
+  let newest: { key: string; sha: string } | undefined;
+  for (const key of (await store.list('manifests')).filter((k) => MANIFEST_KEY.test(k)).sort().reverse()) {
+    const bytes = await store.get(key);
+    let sha: unknown;
+    try { sha = bytes ? (JSON.parse(bytes.toString('utf8')) as { break_log?: { signing?: { registry_sha256?: unknown } } }).break_log?.signing?.registry_sha256 : undefined; } catch { sha = undefined; }
+    if (typeof sha !== 'string') continue;
+    newest ??= { key, sha };
+    if (sha !== registry.sha256) continue;
+    if (newest.sha === sha) return;
+    throw new ConfigError(`the signer registry ${registry.source} (${registry.sha256.slice(0, 12)}…) is an older version than the one the store's newest run recorded (${newest.sha.slice(0, 12)}… in ${newest.key}): a key it gives may have been revoked since; sign with the configuration of the current registry`, registry.source);
+  }
 }
 
 /** The registry the configuration names, checked against its roles. ConfigError when there is none or it is invalid. */

@@ -42,7 +42,7 @@ export async function checkSignatures(store: ObjectReader, payload: string, sigs
       if (!reg) problem = `the registry ${s.registry_sha256.slice(0, 12)}… it names is not kept in the store`;
       else {
         verifyRecord(payload, s, reg);
-        problem = trusted?.registry ? untrusted(s, trusted) : null;
+        problem = trusted ? untrustedKey(s, trusted) : null;
       }
     } catch (e) { problem = (e as Error).message; }
     out.push({ role: s.role, signer: s.signer, key: s.key, ok: problem === null, problem });
@@ -50,8 +50,14 @@ export async function checkSignatures(store: ObjectReader, payload: string, sigs
   return out;
 }
 
-function untrusted(s: SignatureRecord, trusted: TrustedSigners): string | null {
-  const reg = trusted.registry!;
+/**
+ * Why a signature that verified against the registry it names is not trusted by a reader with a
+ * registry of its own (see the module comment); null when it is, or when `trusted` has no registry.
+ * Shared by breaks show, the console and manifest/evidence verify (verify-log.ts).
+ */
+export function untrustedKey(s: SignatureRecord, trusted: TrustedSigners): string | null {
+  const reg = trusted.registry;
+  if (!reg) return null;
   const mine = reg.entries.some((e) => e.signer.toLowerCase() === s.signer.toLowerCase() && e.key.fingerprint === s.key);
   if (mine || s.registry_sha256 === reg.sha256 || trusted.recorded.has(s.registry_sha256)) return null;
   return `key ${s.key} is not ${s.signer}'s in the trusted registry ${reg.source}, and the registry ${s.registry_sha256.slice(0, 12)}… the signature names is recorded by no published run: a registry written into the store`;

@@ -8,6 +8,11 @@
  *   - a person's event or proposal whose signatures do not verify against the registry version
  *     recorded with each (kept in the store under signers/), a dual-control event without the
  *     approver's countersignature or its proposal, two names backed by one key;
+ *   - with a registry the reader trusts (`--config`/`--signers`), a key it does not give the
+ *     signer under a registry version no published run recorded (a registry written into the
+ *     store, check-signatures.ts);
+ *   - a signature made after a run that recorded a registry no longer giving the signer that key
+ *     (a revoked key signing with an old configuration, registry-timeline.ts);
  *   - a run's event or observation that is not bound to a published manifest listing its digest;
  *   - a newest event or a proposal removed after a run recorded it: the manifests list the head of
  *     every break the run touched and a checkpoint of every break's head (break-plan.ts).
@@ -25,6 +30,8 @@ import { sha256Hex } from '../core/digest.js';
 import { ConfigError, SignatureError } from '../core/errors.js';
 import { archivedRegistry, type ObjectReader, type SignerRegistry } from '../signing/registry.js';
 import { verifyRecord, type SignatureRecord } from '../signing/signatures.js';
+import { trustedSigners, untrustedKey, type TrustedSigners } from './check-signatures.js';
+import { RegistryTimeline, type MadeAt } from './registry-timeline.js';
 import { RECONCILER } from './transitions.js';
 import type { ManifestV1 } from '../../manifests/v1/schema.js';
 
@@ -72,6 +79,8 @@ export interface LogSources {
   readonly breakIds?: readonly string[];
   /** The staged plan of a published run not yet rolled forward (a store only). */
   readonly stagedPlan?: (runId: string, sha256: string) => Promise<readonly PlannedObject[] | undefined>;
+  /** The registry the reader trusts (`--config`/`--signers`); absent or null: the store's registries as they say. */
+  readonly trusted?: SignerRegistry | null;
 }
 
 const short = (sha: string | null | undefined) => (sha ? `${sha.slice(0, 12)}…` : 'none');
@@ -98,16 +107,20 @@ class Verifier {
   private readonly manifestsByKey: Map<string, ManifestRef>;
   private readonly breaks = new Map<string, BreakObjects>();
   private readonly attested: Set<string>;
+  private readonly trusted: TrustedSigners | null;
+  private timeline: RegistryTimeline | undefined;
 
   constructor(private readonly reader: ObjectReader, private readonly src: LogSources) {
     this.manifestsByKey = new Map(src.manifests.map((m) => [m.key, m]));
     this.attested = new Set(src.manifests.map((m) => m.manifest.break_log?.signing.registry_sha256).filter((s): s is string => typeof s === 'string'));
+    this.trusted = src.trusted ? trustedSigners(src.trusted, src.manifests) : null;
   }
 
   private problem(key: string, problem: string): void { this.problems.push({ key, problem }); }
   private notice(key: string, notice: string): void { this.notices.push({ key, problem: notice }); }
 
   async run(): Promise<void> {
+    this.timeline = await RegistryTimeline.read(this.reader, this.src.manifests);
     const byId = groupById(await this.reader.list('breaks/'));
     const ids = [...(this.src.breakIds ?? byId.keys())].sort();
     for (const id of ids) await this.checkBreak(id, byId.get(id) ?? []);
@@ -135,15 +148,32 @@ class Verifier {
     return this.registries.get(sha)!;
   }
 
-  /** Verifies one signature record; returns its signer, or null after recording the problem. */
-  private async signature(key: string, payload: string, rec: SignatureRecord, what: string): Promise<{ signer: string; key: string } | null> {
+  /** Verifies one signature record of an object made `at`; returns its signer, or null after recording the problem. */
+  private async signature(key: string, payload: string, rec: SignatureRecord, what: string, at: MadeAt): Promise<{ signer: string; key: string } | null> {
     this.counts.signatures += 1;
     const reg = await this.registry(rec.registry_sha256);
     if (!reg) { this.problem(key, `${what} names registry ${short(rec.registry_sha256)}, which the store does not keep (signers/)`); return null; }
     this.registriesUsed.add(reg.sha256);
-    try { return verifyRecord(payload, rec, reg); } catch (e) {
+    let signer: { signer: string; key: string };
+    try { signer = verifyRecord(payload, rec, reg); } catch (e) {
       if (e instanceof SignatureError) { this.problem(key, `${what} by ${rec.signer}: ${e.message}`); return null; }
       throw e;
+    }
+    const why = (this.trusted ? untrustedKey(rec, this.trusted) : null) ?? (await this.revoked(payload, rec, at));
+    if (why) { this.problem(key, `${what} by ${rec.signer}: ${why}`); return null; }
+    return signer;
+  }
+
+  /** Why a signature naming an older registry was made after a run whose registry no longer gives the signer that key; null when it was not. */
+  private async revoked(payload: string, rec: SignatureRecord, at: MadeAt): Promise<string | null> {
+    const before = this.timeline?.runBefore(at);
+    // A registry version newer than that run's (a rotation no run recorded yet) is judged by the trusted registry above.
+    if (!before || before.registrySha256 === rec.registry_sha256 || !before.recordedUpTo.has(rec.registry_sha256)) return null;
+    const inForce = await this.registry(before.registrySha256);
+    if (!inForce) return null;
+    try { verifyRecord(payload, rec, inForce); return null; } catch (e) {
+      if (!(e instanceof SignatureError)) throw e;
+      return `it names registry ${short(rec.registry_sha256)} but was made after ${before.manifestKey}, whose run recorded registry ${short(before.registrySha256)}, under which it does not verify (${e.message}): a key revoked, or a name removed, before it signed`;
     }
   }
 
@@ -215,11 +245,12 @@ class Verifier {
     const approver = o.signatures.filter((s) => s.role === 'approver');
     if (actor.length !== 1) { this.problem(o.key, `has ${actor.length} signatures of its actor; one is needed`); return; }
     if (dual !== (approver.length === 1) || approver.length > 1) { this.problem(o.key, dual ? 'is a dual-control step without exactly one countersignature of its approver' : 'is countersigned, but its step is made by one person'); return; }
-    const a = await this.signature(o.key, o.payload, actor[0], 'the actor\'s signature');
+    const proposalKey = dual ? BREAK_KEYS.proposal(b.id, e.version, o.digest) : null;
+    const a = await this.signature(o.key, o.payload, actor[0], 'the actor\'s signature', { breakId: b.id, version: e.version, objectKey: proposalKey });
     if (a && a.signer.toLowerCase() !== e.actor.toLowerCase()) this.problem(o.key, `is made by ${e.actor} but signed by ${a.signer}`);
     this.counts.signed += 1;
     if (!dual) return;
-    const c = await this.signature(o.key, o.payload, approver[0], 'the approver\'s countersignature');
+    const c = await this.signature(o.key, o.payload, approver[0], 'the approver\'s countersignature', { breakId: b.id, version: e.version, objectKey: null });
     if (c && c.signer.toLowerCase() !== String(e.evidence.approver ?? '').toLowerCase()) this.problem(o.key, `names approver ${e.evidence.approver} but is countersigned by ${c.signer}`);
     if (a && c && (a.signer.toLowerCase() === c.signer.toLowerCase() || a.key === c.key)) this.problem(o.key, `is signed and countersigned by one person (${a.signer} ${a.key}, ${c.signer} ${c.key}): not dual control`);
     const proposal = b.byKey.get(BREAK_KEYS.proposal(b.id, e.version, o.digest));
@@ -262,7 +293,7 @@ class Verifier {
     if (e.proof === 'unsigned') { this.notice(o.key, 'unsigned proposal (signing.unsigned: true)'); return; }
     const actor = o.signatures.filter((s) => s.role === 'actor');
     if (actor.length !== 1) { this.problem(o.key, 'carries no signature of its proposer'); return; }
-    const a = await this.signature(o.key, o.payload, actor[0], 'the proposer\'s signature');
+    const a = await this.signature(o.key, o.payload, actor[0], 'the proposer\'s signature', { breakId: b.id, version: Number(e.version), objectKey: o.key });
     if (a && a.signer.toLowerCase() !== String(e.actor).toLowerCase()) this.problem(o.key, `is proposed by ${e.actor} but signed by ${a.signer}`);
   }
 
@@ -275,7 +306,7 @@ class Verifier {
     if (o.body.proof === 'unsigned') return;
     const actor = o.signatures.filter((s) => s.role === 'actor');
     if (actor.length !== 1) { this.problem(o.key, 'carries no signature of its author'); return; }
-    const a = await this.signature(o.key, o.payload, actor[0], 'the withdrawal\'s signature');
+    const a = await this.signature(o.key, o.payload, actor[0], 'the withdrawal\'s signature', { breakId: b.id, version: Number(p.body.version), objectKey: o.key });
     if (a && a.signer.toLowerCase() !== String(o.body.actor).toLowerCase()) this.problem(o.key, `is made by ${o.body.actor} but signed by ${a.signer}`);
   }
 
@@ -353,8 +384,8 @@ class Verifier {
  * manifests, reading only that break's objects: what `breaks show` and the console's break page
  * report. Never throws for a bad log.
  */
-export async function verifyOneBreakLog(reader: ObjectReader, manifests: readonly ManifestRef[], breakId: string): Promise<Pick<LogVerification, 'problems' | 'notices'>> {
+export async function verifyOneBreakLog(reader: ObjectReader, manifests: readonly ManifestRef[], breakId: string, trusted: SignerRegistry | null = null): Promise<Pick<LogVerification, 'problems' | 'notices'>> {
   const scoped: ObjectReader = { get: (k: string) => reader.get(k), list: (p: string) => reader.list(p === 'breaks/' ? `breaks/${breakId}/` : p) };
-  const r = await verifyBreakLogs(scoped, { manifests, breakIds: [breakId] });
+  const r = await verifyBreakLogs(scoped, { manifests, breakIds: [breakId], trusted });
   return { problems: r.problems, notices: r.notices };
 }

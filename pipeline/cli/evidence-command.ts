@@ -20,7 +20,8 @@ import { verifyEvidence } from '../evidence/verify.js';
 import { resolveRunId } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import { windowForRange } from '../contract/window.js';
-import { loadConfig, pipelineKeyPath } from '../config/config.js';
+import { loadConfig, pipelineKeyPath, registryPath } from '../config/config.js';
+import { loadRegistry, type SignerRegistry } from '../signing/registry.js';
 import { loadControls } from '../controls/definitions.js';
 import type { Settings } from '../core/settings.js';
 import { loadSigningKey, type SigningKey } from '../signing/signing-key.js';
@@ -73,7 +74,8 @@ async function pack(argv: string[], io: CliIo, settings: Settings): Promise<numb
   if (/[\r\n]/.test(organization) || organization.trim() === '') throw new ConfigError('--organization must be one non-empty line');
   const out = resolve(io.cwd, values.out);
   const pipelineKey = await packKey(values.config, io, settings);
-  const r = await packEvidence({ scope, store, out, includeInputs: Boolean(values['include-inputs']), organization, pipelineKey });
+  const trusted = values.config === undefined ? null : await configRegistry(values.config, io);
+  const r = await packEvidence({ scope, store, out, includeInputs: Boolean(values['include-inputs']), organization, pipelineKey, trusted });
   if (values.json) printJson(io, { ok: true, out, kind: r.target.kind, external_identifier: r.externalIdentifier, payload_oxum: r.oxum, payload_files: r.payloadFiles, runs: r.runs, breaks: r.breaks });
   else io.stdout(`evidence ${r.externalIdentifier} written to ${out} (${r.target.kind}): ${r.runs.length} run(s), ${r.breaks.length} break(s), Payload-Oxum ${r.oxum}\n`);
   return 0;
@@ -101,6 +103,12 @@ function signingLine(r: { signed?: boolean; trustedRegistry?: string | null }): 
   if (!r.signed) return 'NOT signed (its manifests are unsigned): a consistent rewrite of the bag cannot be detected';
   if (r.trustedRegistry) return `manifests and tag manifest signed by the pipeline key of the registry you gave (${r.trustedRegistry.slice(0, 12)}…)`;
   return 'manifests and tag manifest signed by the pipeline, as the bag\'s own registry says: give --signers FILE (or --config) to anchor the key outside the bag';
+}
+
+/** The signer registry `--config` names, trusted when packing (null when it names none: an unsigned store). */
+async function configRegistry(config: string, io: CliIo): Promise<SignerRegistry | null> {
+  const path = registryPath(await loadConfig(config, await loadControls(), { cwd: io.cwd }));
+  return path ? loadRegistry(path) : null;
 }
 
 /** The pipeline's key for signing a bag: RECKON_PIPELINE_KEY_FILE / RECKON_PIPELINE_KEY, else the `--config`'s signing.pipeline_key; null when none is given. */

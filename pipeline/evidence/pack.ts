@@ -28,7 +28,7 @@ import { LAYOUT, README, safeBagPath, sha256sumLine } from './layout.js';
 import { runEvent } from './openlineage.js';
 import { decodeObject, keyKind, type DecodedObject } from '../breaks/break-objects.js';
 import { verifyBreakLogs } from '../breaks/verify-log.js';
-import { archivedRegistry, registryKey } from '../signing/registry.js';
+import { archivedRegistry, registryKey, type SignerRegistry } from '../signing/registry.js';
 import { EVIDENCE_NAMESPACE, pipelineSign, pipelineSigner, type PipelineSigner } from '../signing/pipeline-signer.js';
 import type { SigningKey } from '../signing/signing-key.js';
 import { SignatureError } from '../core/errors.js';
@@ -55,6 +55,8 @@ export interface PackOptions {
   readonly now?: Date;
   /** The pipeline's key: signs the tag manifest of a bag whose manifests are signed (required then). */
   readonly pipelineKey?: SigningKey | null;
+  /** The registry the packer trusts (the `--config`'s signing.registry): a break signature it does not back is refused as by `manifest verify --config`. */
+  readonly trusted?: SignerRegistry | null;
 }
 
 /** The store no longer matches what it recorded, so no verifiable bag can be made (core/errors.ts; exit 1). */
@@ -177,7 +179,7 @@ export async function packEvidence(opts: PackOptions): Promise<PackResult> {
 
   const { views, breakIds } = await packRuns(store, runs, index, breakFilter, extraBreak, opts.includeInputs, add, text);
   const decoded = await packBreaks(store, [...breakIds].sort(), index, now, add, text);
-  const breakLog = await packBreakLog(store, all, runs, [...breakIds].sort(), decoded, add);
+  const breakLog = await packBreakLog(store, all, runs, [...breakIds].sort(), decoded, add, opts.trusted ?? null);
   text(LAYOUT.verifying, verifyingText(decoded, breakLog));
   text(LAYOUT.chain, `${JSON.stringify({ store: store.location, head_sequence: links.length, links, scope_runs: runs.map((r) => r.run_id) }, null, 2)}\n`);
   text(LAYOUT.readme, README);
@@ -278,9 +280,9 @@ async function packBreaks(store: ObjectStore, breakIds: readonly string[], index
  */
 async function packBreakLog(
   store: ObjectStore, all: readonly StoredManifest[], runs: readonly StoredManifest[], breakIds: readonly string[], decoded: readonly DecodedObject[],
-  add: (p: string, s: PayloadEntry['source']) => void,
+  add: (p: string, s: PayloadEntry['source']) => void, trusted: SignerRegistry | null,
 ): Promise<{ signed: number; countersigned: number; byRun: number; unsigned: number; legacy: number }> {
-  const check = await verifyBreakLogs(store, { manifests: all.map((m) => ({ key: m.key, sha256: m.sha256, manifest: m.manifest })), breakIds });
+  const check = await verifyBreakLogs(store, { manifests: all.map((m) => ({ key: m.key, sha256: m.sha256, manifest: m.manifest })), breakIds, trusted });
   if (check.problems.length) integrity(`the break log does not verify: ${check.problems[0].key}: ${check.problems[0].problem}`);
   for (const m of runs) {
     const heads = m.manifest.break_log?.heads;

@@ -124,7 +124,7 @@ async function verifyContent(bag: BagReader, trusted: SignerRegistry | null): Pr
     if (doc) refs.push({ key: p, sha256: bySeq.get(Number(p.slice(10, 18)))!.sha256, manifest: doc });
   }
   const reader = bagObjects(bag);
-  const log = await verifyBreakLogs(reader, { manifests: refs, breakIds });
+  const log = await verifyBreakLogs(reader, { manifests: refs, breakIds, trusted });
   for (const f of log.problems) problems.push(`${D}${f.key}: ${f.problem}`);
   await checkSignatureFiles(bag, payload, breakIds, reader, { unsigned: log.counts.unsigned, legacy: log.counts.legacy, byRun: log.counts.by_run }, problems);
   const signed = await checkPipelineSignatures(bag, reader, refs, problems, trusted);

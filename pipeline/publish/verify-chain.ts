@@ -110,7 +110,7 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
     planProblems.push({ key: e.path, problem: e.message });
     return undefined;
   });
-  const breaks = await verifyBreakLogs(store, { manifests: refs, stagedPlan: readPlan });
+  const breaks = await verifyBreakLogs(store, { manifests: refs, stagedPlan: readPlan, trusted: opts.trusted ?? null });
   for (const p of [...planProblems, ...breaks.problems]) problems.push(p);
   return { checked, problems, notices, signed: walk.signed, unsigned: walk.unsigned, breaks: { counts: breaks.counts, notices: breaks.notices, registries: breaks.registries } };
 }
