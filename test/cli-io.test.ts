@@ -3,11 +3,12 @@
  * CliIo, so a command run in this process prints exactly what the spawned CLI prints, and one
  * process may run many commands one after another with nothing carried over between them.
  */
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { captureIo } from '../pipeline/cli/io.js';
 import { main } from '../pipeline/cli/main.js';
-import { ROOT, reckon, reckonIn, scratchDir } from './helpers/cli.js';
+import { BIN, ROOT, reckon, reckonIn, scratchDir } from './helpers/cli.js';
 
 const DAY = join(ROOT, 'fixtures', 'sample-day', 'sources');
 const SAMPLE_DIGEST = 'fdf7739e05ddf63f23b01bced7e0dadb3c86e4647850616ddebae256689e84f3';
@@ -46,5 +47,22 @@ describe('main(argv, io)', () => {
     expect(io.out).toContain(`  manifest ${join(tmp.dir, 'relative-store', 'manifests')}/00000001-`);
     expect(io.err).toMatch(/^reckon: loading /);
     expect(io.err).toContain('reckon: RC06 BREAKS: 3 difference(s)\n');
+  });
+});
+
+describe('a reader that stops reading (reckon … | head)', () => {
+  /** The spawned CLI with its stdout (or stdout and stderr) closed at once, as `| head -c0` does; resolves to its exit code and stderr. */
+  const closed = (args: string[], both: boolean) => new Promise<{ code: number | null; stderr: string }>((done) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    if (both) child.stderr.destroy();
+    let stderr = '';
+    if (!both) child.stderr.on('data', (b: Buffer) => { stderr += b.toString('utf8'); });
+    child.on('close', (code) => done({ code, stderr }));
+  });
+
+  it('keeps the exit code of the command and prints no EPIPE error (was an unhandled error event and exit 1)', async () => {
+    expect(await closed(['--version'], false)).toEqual({ code: 0, stderr: '' });
+    expect(await closed(['runs', '--store', join(ROOT, 'fixtures', 'no-such-store')], true)).toEqual({ code: 2, stderr: '' });
   });
 });

@@ -26,16 +26,33 @@ export interface CliIo {
   readonly stderrFd?: number;
 }
 
-/** The process's own environment, working folder, stdout and stderr. */
+/**
+ * The process's own environment, working folder, stdout and stderr. A reader that stops reading
+ * (`reckon manifest verify | head -1`) is not a failure of the command: once a stream says EPIPE
+ * nothing more is written to it and the command keeps its own exit code (it was an unhandled
+ * 'error' event, a stack trace and exit 1 — for `manifest verify`, "the store does not match").
+ */
 export function processIo(): CliIo {
+  const write = closedAware(process.stdout);
+  const writeErr = closedAware(process.stderr);
   return {
     env: process.env,
     cwd: process.cwd(),
-    stdout: (text) => { process.stdout.write(text); },
-    stderr: (text) => { process.stderr.write(text); },
+    stdout: write,
+    stderr: writeErr,
     stderrIsTTY: process.stderr.isTTY === true,
     stderrFd: 2,
   };
+}
+
+/** A writer to `stream` that stops writing once its reader has gone (EPIPE); any other stream error is thrown as before. */
+export function closedAware(stream: NodeJS.WritableStream): (text: string) => void {
+  let gone = false;
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    gone = true;
+  });
+  return (text) => { if (!gone) stream.write(text); };
 }
 
 /** A CliIo that keeps what was written: `out` and `err` hold stdout and stderr so far. */
