@@ -153,6 +153,14 @@ describe('connections', () => {
     expect(() => resolveConnection({ ...spec, urlEnv: 'NOPE' }, {})).toThrow(/the environment variable NOPE is not set/);
   });
 
+  it("refuse a URL whose password holds a bare '%' as a configuration error that does not show it (was URIError, exit 70)", () => {
+    let err: unknown;
+    try { resolveConnection({ ...spec, urlEnv: 'URL' }, { URL: 'postgres://reckon:50%off!@db.internal:5432/orders' }); } catch (e) { err = e; }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toBe("the URL in URL: its password holds a '%' that is not percent-encoding (%XX): write '%' as %25 and other reserved characters as %XX");
+    expect(resolveConnection({ ...spec, urlEnv: 'URL' }, { URL: 'postgres://reckon:50%25off!@db.internal:5432/orders' }).urlPassword).toBe('50%off!');
+  });
+
   it('mask every secret and any URL password in a message', () => {
     expect(maskSecrets('failed for postgres://u:p%40ss@h/db and token abc.def', ['abc.def'])).toBe('failed for postgres://u:***@h/db and token ***');
   });

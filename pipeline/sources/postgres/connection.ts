@@ -74,14 +74,18 @@ function urlParts(text: string, where: string): UrlParts {
   try { u = new URL(text); } catch { throw new ConfigError(`${where} is not a postgres:// URL`); }
   if (!/^postgres(ql)?:$/.test(u.protocol)) throw new ConfigError(`${where} must start with postgres:// or postgresql://`);
   const p = u.searchParams;
-  const dec = (s: string) => (s === '' ? undefined : decodeURIComponent(s));
+  // A '%' not followed by two hex digits (a password written as typed) is a ConfigError naming the part, never its text (was URIError, exit 70).
+  const dec = (s: string, part: string) => {
+    if (s === '') return undefined;
+    try { return decodeURIComponent(s); } catch { throw new ConfigError(`${where}: its ${part} holds a '%' that is not percent-encoding (%XX): write '%' as %25 and other reserved characters as %XX`); }
+  };
   const port = p.get('port') ?? (u.port || undefined);
   return {
-    host: p.get('host') ?? dec(u.hostname.replace(/^\[|\]$/g, '')),
+    host: p.get('host') ?? dec(u.hostname.replace(/^\[|\]$/g, ''), 'host'),
     port: port === undefined ? undefined : Number(port),
-    database: dec(u.pathname.replace(/^\//, '')),
-    user: p.get('user') ?? dec(u.username),
-    password: dec(u.password),
+    database: dec(u.pathname.replace(/^\//, ''), 'database'),
+    user: p.get('user') ?? dec(u.username, 'user name'),
+    password: dec(u.password, 'password'),
     sslmode: p.get('sslmode') ?? undefined,
     sslrootcert: p.get('sslrootcert') ?? undefined,
     applicationName: p.get('application_name') ?? undefined,
