@@ -100,6 +100,9 @@ export interface RollForward {
 /** Breaks whose planned objects are written at once after the first object (41 breaks one after another took ~100 ms). */
 const WRITE_PARALLEL = 8;
 
+/** Planned objects per batch on a store that writes batches (a few tens of milliseconds of a local store's event loop each). */
+export const WRITE_BATCH = 256;
+
 /** The break a planned object belongs to (`breaks/<id>/…`), or its key for anything else. */
 const breakOf = (key: string) => /^breaks\/[^/]+\//.exec(key)?.[0] ?? key;
 
@@ -108,18 +111,42 @@ const breakOf = (key: string) => /^breaks\/[^/]+\//.exec(key)?.[0] ?? key;
  * puts; an object already there with the planned payload is fine (an earlier attempt wrote it),
  * an event slot holding another event is a superseded plan (left as it is). Fault points
  * `writing-breaks` after the first object written and `breaks-written` after the last. Up to the
- * first written, objects are written one by one; then WRITE_PARALLEL breaks at a time, each
- * break's objects in plan order (a break never shows a later event without the earlier one).
- * Superseded plans are listed in plan order.
+ * first written, objects are written one by one; then, on a store that writes batches
+ * (putManyOnce: the local one), `batch` objects at a time in plan order, else WRITE_PARALLEL
+ * breaks at a time, each break's objects in plan order (either way a break never shows a later
+ * event without the earlier one). A crash between batches leaves a prefix of the plan written,
+ * which the next run's roll-forward finds present. Superseded plans are listed in plan order.
  */
-export async function writePlanned(store: ObjectStore, objects: readonly PlannedObject[], binding: ManifestBinding, fault: FaultPoints): Promise<RollForward> {
+export async function writePlanned(store: ObjectStore, objects: readonly PlannedObject[], binding: ManifestBinding, fault: FaultPoints, batch = WRITE_BATCH): Promise<RollForward> {
   const outcomes: WriteOutcome[] = new Array(objects.length);
   let next = 0;
   let first = false;
   for (; next < objects.length && !first; next++) first = (outcomes[next] = await putPlanned(store, objects[next], binding)) === 'written';
   if (first) await fault('writing-breaks');
+  if (store.putManyOnce) await writeBatches(store, objects, next, binding, outcomes, batch);
+  else await writeByBreak(store, objects, next, binding, outcomes);
+  await fault('breaks-written');
+  const superseded = outcomes.filter((x): x is Superseded => typeof x === 'object');
+  return { written: outcomes.filter((x) => x === 'written').length, present: outcomes.filter((x) => x === 'present').length, superseded };
+}
+
+type Superseded = RollForward['superseded'][number];
+type WriteOutcome = 'written' | 'present' | Superseded;
+
+/** Writes objects[from…] in batches of `batch` through putManyOnce, filling `outcomes`; the event loop runs between batches. */
+async function writeBatches(store: ObjectStore, objects: readonly PlannedObject[], from: number, binding: ManifestBinding, outcomes: WriteOutcome[], batch: number): Promise<void> {
+  for (let start = from; start < objects.length; start += batch) {
+    const part = objects.slice(start, start + batch);
+    const done = await store.putManyOnce!(part.map((o) => ({ key: o.key, body: encodeObject({ payload: o.payload, signatures: [], binding }) })));
+    for (let j = 0; j < part.length; j++) outcomes[start + j] = done[j] === 'written' ? 'written' : await foundOutcome(store, part[j], binding);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Writes objects[from…] with putOnce, WRITE_PARALLEL breaks at a time, each break's objects in plan order, filling `outcomes`. */
+async function writeByBreak(store: ObjectStore, objects: readonly PlannedObject[], from: number, binding: ManifestBinding, outcomes: WriteOutcome[]): Promise<void> {
   const groups = new Map<string, number[]>();
-  for (let i = next; i < objects.length; i++) {
+  for (let i = from; i < objects.length; i++) {
     const g = breakOf(objects[i].key);
     const ids = groups.get(g);
     if (ids) ids.push(i);
@@ -134,13 +161,7 @@ export async function writePlanned(store: ObjectStore, objects: readonly Planned
     limit.clearQueue();
     throw e;
   }
-  await fault('breaks-written');
-  const superseded = outcomes.filter((x): x is Superseded => typeof x === 'object');
-  return { written: outcomes.filter((x) => x === 'written').length, present: outcomes.filter((x) => x === 'present').length, superseded };
 }
-
-type Superseded = RollForward['superseded'][number];
-type WriteOutcome = 'written' | 'present' | Superseded;
 
 /** Writes one planned object; what became of it (written now, present already, or its event slot taken). */
 async function putPlanned(store: ObjectStore, o: PlannedObject, binding: ManifestBinding): Promise<WriteOutcome> {
@@ -149,12 +170,17 @@ async function putPlanned(store: ObjectStore, o: PlannedObject, binding: Manifes
     return 'written';
   } catch (e) {
     if (!(e instanceof AlreadyExistsError)) throw e;
-    const found = decodeObject(o.key, (await store.get(o.key))!);
-    if (found.digest === o.digest) return 'present';
-    if (o.kind === 'event') return { key: o.key, planned: o.digest, found: found.digest };
-    // An observation's key holds its run id: another payload there was written by someone else.
-    throw new StoreError(`${o.key} exists with another payload than the one run ${binding.manifest_key} planned: the break store was written outside reckon (see \`reckon manifest verify\`)`, { path: o.key, reason: 'corrupt_object' });
+    return foundOutcome(store, o, binding);
   }
+}
+
+/** A planned object whose key exists: present (the planned payload), superseded (an event slot another event took), or a StoreError (an observation with another payload). */
+async function foundOutcome(store: ObjectStore, o: PlannedObject, binding: ManifestBinding): Promise<WriteOutcome> {
+  const found = decodeObject(o.key, (await store.get(o.key))!);
+  if (found.digest === o.digest) return 'present';
+  if (o.kind === 'event') return { key: o.key, planned: o.digest, found: found.digest };
+  // An observation's key holds its run id: another payload there was written by someone else.
+  throw new StoreError(`${o.key} exists with another payload than the one run ${binding.manifest_key} planned: the break store was written outside reckon (see \`reckon manifest verify\`)`, { path: o.key, reason: 'corrupt_object' });
 }
 
 /** Reads and checks a staged plan against the SHA-256 its manifest recorded; undefined when it is not staged. Throws StoreError (`corrupt_object`) when it fails. */

@@ -1,7 +1,7 @@
 /** Locates files that ship with reckon (SQL, control definitions, reference tables). */
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 
 function findRoot(): string {
@@ -39,4 +39,26 @@ export async function makeDirs(dir: string): Promise<void> {
   try { await mkdir(dir); } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
   }
+}
+
+/**
+ * makeDirs, synchronously, for a batch of writes: `made` holds the folders known to exist (each
+ * level this creates or finds is added), so a folder is made or checked once per batch. Throws
+ * the file system's error where a level cannot be made.
+ */
+export function makeDirsSync(dir: string, made: Set<string>): void {
+  if (made.has(dir)) return;
+  try {
+    mkdirSync(dir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST') {
+      if (code !== 'ENOENT' || dirname(dir) === dir) throw e;
+      makeDirsSync(dirname(dir), made);
+      try { mkdirSync(dir); } catch (r) {
+        if ((r as NodeJS.ErrnoException).code !== 'EEXIST') throw r;
+      }
+    }
+  }
+  made.add(dir);
 }

@@ -9,13 +9,13 @@
  * path that does not exist (ENOENT) is "nothing there".
  */
 import { randomBytes } from 'node:crypto';
-import { readdir as readdirCallback, readFile as readFileCallback } from 'node:fs';
+import { linkSync, readdir as readdirCallback, readFile as readFileCallback, unlinkSync, writeFileSync } from 'node:fs';
 import { link, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { StoreError } from '../core/errors.js';
-import { makeDirs } from '../core/paths.js';
-import { AlreadyExistsError, type ObjectStore } from './object-store.js';
+import { makeDirs, makeDirsSync } from '../core/paths.js';
+import { AlreadyExistsError, type ObjectStore, type PutItem, type PutOutcome } from './object-store.js';
 
 /** Folders a listing reads at once. */
 const LIST_PARALLEL = 16;
@@ -79,6 +79,41 @@ export class LocalObjectStore implements ObjectStore {
       throw storeFsError(e, this.root, target, `writing ${key}`);
     } finally {
       await unlink(tmp).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Writes a batch with putOnce's temporary file and hard link for each object, but with
+   * synchronous calls, each folder made once per batch and one random name part per batch: through
+   * the thread pool, each of the six or seven calls of an object cost a hand-off (16,000 break
+   * objects took 10 s, half of it system time). The event loop waits for the batch; callers keep
+   * batches to a few hundred objects.
+   */
+  async putManyOnce(items: readonly PutItem[]): Promise<PutOutcome[]> {
+    const made = new Set<string>();
+    const tag = `.tmp-${process.pid}-${randomBytes(6).toString('hex')}-`;
+    return items.map((item, i) => this.putSync(item, `${tag}${i}`, made));
+  }
+
+  /** One object of putManyOnce, through the temporary file `tmpName` beside it. */
+  private putSync({ key, body }: PutItem, tmpName: string, made: Set<string>): PutOutcome {
+    const target = this.path(key);
+    const tmp = join(dirname(target), tmpName);
+    try {
+      makeDirsSync(dirname(target), made);
+      writeFileSync(tmp, body, { flag: 'wx' });
+    } catch (e) {
+      try { unlinkSync(tmp); } catch { /* not made */ }
+      throw storeFsError(e, this.root, target, `writing ${key}`);
+    }
+    try {
+      linkSync(tmp, target);
+      return 'written';
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return 'exists';
+      throw storeFsError(e, this.root, target, `writing ${key}`);
+    } finally {
+      try { unlinkSync(tmp); } catch { /* as putOnce: a left temporary file is ignored by listings */ }
     }
   }
 

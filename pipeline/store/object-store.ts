@@ -14,12 +14,28 @@ export class AlreadyExistsError extends Error {
   }
 }
 
+/** One object of a batch write (ObjectStore.putManyOnce). */
+export interface PutItem {
+  readonly key: string;
+  readonly body: Uint8Array | string;
+}
+
+/** What a batch write did with one object: written now, or left as it was because the key exists. */
+export type PutOutcome = 'written' | 'exists';
+
 /** Minimal write-once object store used by manifests, breaks and outputs. */
 export interface ObjectStore {
   /** Human-readable location (`/var/reckon` or `s3://bucket/prefix`). */
   readonly location: string;
   /** Writes `key` once; throws AlreadyExistsError if it exists. */
   putOnce(key: string, body: Uint8Array | string): Promise<void>;
+  /**
+   * Optional: writes each of `items` once, in order, with putOnce's guarantees for each (a reader
+   * sees no object or the whole object; an existing key is never replaced but reported `exists`).
+   * Throws the first other failure (StoreError), the items before it written. A store without it
+   * is written object by object with putOnce.
+   */
+  putManyOnce?(items: readonly PutItem[]): Promise<PutOutcome[]>;
   /** Publishes a local file under `key` once (outputs). */
   putFileOnce(key: string, localPath: string): Promise<void>;
   /** Reads `key`, or undefined when absent. */
