@@ -2,24 +2,20 @@
  * The SQL side of the delivery cache (delivery-cache.ts): how a checked file's result is written
  * out after it was checked, and read back into the run's tables instead of checking it.
  *
- * While the cache is on, a file's loaded records go to a temporary per-file table (FILE_TABLE)
- * instead of straight into the dataset's raw table; after the file, they are written to Parquet
- * for the cache (table columns without `_source`, then `__row`, the record number) and moved into
- * the raw table. `_source` is never kept: it names the file as this run found it, and the same
- * bytes may arrive under another name; it is rebuilt from the run's name and `__row`.
+ * A file's loaded records go straight into the dataset's raw table, cache on or off; to keep them,
+ * they are written from there to Parquet (table columns without `_source`, then `__row`, the
+ * record number): the raw table only grows while its files load, so a file's records are those
+ * from the `rowid` the table ended at before the file (rawEnd) on. `_source` is never kept: it
+ * names the file as this run found it, and the same bytes may arrive under another name; it is
+ * rebuilt from the run's name and `__row`.
  *
  * All paths reaching SQL are generated names in the run's scratch folder (checked against
  * SAFE_PATH); file names are bound as parameters.
  */
+import { rm } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ident } from '../core/sql-text.js';
 import { CHECK_TABLE, REJECT_TABLE, VIEW_HASH_TABLE } from './fast-path.js';
-
-/**
- * The table holding the records of the file being loaded, while the cache is on. Not temporary:
- * its records stay (they become the raw table's), so they are stored where the raw table is.
- */
-export const FILE_TABLE = '__ld_file';
 
 const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
 
@@ -29,30 +25,30 @@ export function scratchLiteral(path: string): string {
   return `'${path}'`;
 }
 
-/** Creates FILE_TABLE, empty, with the raw table's columns (`columnDefs`: own and derived) and `_source`. */
-export async function openFileTable(conn: DuckDBConnection, columnDefs: string): Promise<void> {
-  await conn.run(`CREATE OR REPLACE TABLE ${FILE_TABLE} (${columnDefs}, _source VARCHAR)`);
+/**
+ * The `rowid` the next record appended to `rawTable` gets: past its last row, deleted rows
+ * included (a fast path that undid its insert leaves them; their numbers are not reused).
+ */
+export async function rawEnd(conn: DuckDBConnection, rawTable: string): Promise<number> {
+  const live = Number((await conn.runAndReadAll(`SELECT count(*) FROM ${ident(rawTable)}`)).getRows()[0][0]);
+  // Only rows from `live` on are scanned: rowid filters prune the table's row groups.
+  const end = (await conn.runAndReadAll(`SELECT max(rowid) + 1 FROM ${ident(rawTable)} WHERE rowid >= ${live}`)).getRows()[0][0];
+  return end === null ? live : Number(end);
 }
 
 /**
- * Moves the file's records from FILE_TABLE into `rawTable` (FILE_TABLE is gone afterwards). With
- * `out`, the records are first written there as Parquet (none written when there are none). With
- * `rawEmpty` (no record in the raw table yet), FILE_TABLE is renamed to it instead of copied: the
- * common day of one file per dataset copies nothing. Returns how many records were moved.
+ * Writes the records of `rawTable` from `rowid` `from` on (the file's, appended since rawEnd gave
+ * `from`) to `out` as Parquet; none written when there are none. Returns their number, or
+ * undefined (`out` removed) when it is not `expected`, the number the file loaded: the file then
+ * is not kept, never kept with other records than its own.
  */
-export async function closeFileTable(conn: DuckDBConnection, rawTable: string, rawEmpty: boolean, out?: string): Promise<number> {
-  const n = Number((await conn.runAndReadAll(`SELECT count(*) FROM ${FILE_TABLE}`)).getRows()[0][0]);
-  if (out && n > 0) {
-    await conn.run(`COPY (SELECT * EXCLUDE (_source), CAST(right(_source, 12) AS BIGINT) AS __row FROM ${FILE_TABLE}) TO ${scratchLiteral(out)} (FORMAT parquet)`);
-  }
-  if (n > 0 && rawEmpty) {
-    await conn.run(`DROP TABLE ${ident(rawTable)}`);
-    await conn.run(`ALTER TABLE ${FILE_TABLE} RENAME TO ${ident(rawTable)}`);
-    return n;
-  }
-  if (n > 0) await conn.run(`INSERT INTO ${ident(rawTable)} SELECT * FROM ${FILE_TABLE}`);
-  await conn.run(`DROP TABLE ${FILE_TABLE}`);
-  return n;
+export async function writeKeptRows(conn: DuckDBConnection, rawTable: string, from: number, expected: number, out: string): Promise<number | undefined> {
+  if (!Number.isSafeInteger(from) || from < 0) throw new Error(`internal: rowid ${from}`);
+  if (expected === 0 && await rawEnd(conn, rawTable) === from) return 0;
+  const r = await conn.run(`COPY (SELECT * EXCLUDE (_source), CAST(right(_source, 12) AS BIGINT) AS __row FROM ${ident(rawTable)} WHERE rowid >= ${from}) TO ${scratchLiteral(out)} (FORMAT parquet)`);
+  if (r.rowsChanged === expected) return expected;
+  await rm(out, { force: true });
+  return undefined;
 }
 
 /**
@@ -79,7 +75,7 @@ export async function restoreViewCheck(conn: DuckDBConnection, hashes: string, r
 }
 
 /**
- * Inserts a cached file's typed records (`rows`, written by closeFileTable) into `rawTable`, whose
+ * Inserts a cached file's typed records (`rows`, written by writeKeptRows) into `rawTable`, whose
  * columns are `columns` then `_source`; `_source` is rebuilt from `relPath` (bound, never SQL text).
  */
 export async function insertCachedRows(conn: DuckDBConnection, rawTable: string, columns: readonly string[], rows: string, relPath: string): Promise<void> {

@@ -79,8 +79,6 @@ export class DatasetRun {
   readonly ctx: RowContext;
   readonly load: DatasetLoad;
   readonly viewFiles: ViewFile[] = [];
-  /** With the cache on, whether the raw table holds records yet (closeFileTable renames into an empty one). */
-  rawFilled = false;
   /** The run's quarantine entries before the dataset's. */
   readonly qBefore: number;
   private readonly extraSeen = new Set<string>();

@@ -12,7 +12,7 @@ import { hashFile } from '../core/digest.js';
 import { CsvShapeScan, type CsvShape, type WrittenFile } from '../sources/csv-fast.js';
 import { emptyFileFault, type SourceFile } from '../sources/files.js';
 import { readCsv, readJsonl, readParquet, type ReadEvent } from '../sources/readers.js';
-import { closeFileTable, FILE_TABLE, insertCachedRows, openFileTable, restoreViewCheck, writeViewCheck } from './cached-load.js';
+import { insertCachedRows, rawEnd, restoreViewCheck, writeKeptRows, writeViewCheck } from './cached-load.js';
 import { ChunkAppender } from './chunks.js';
 import type { CacheHit, CheckedFile, FileKeyParts, KeptFiles } from './delivery-cache.js';
 import { loadCsvFast, loadParquetFast, parquetViewValues, stageLink, type FastLoad, type FastTarget } from './fast-path.js';
@@ -134,14 +134,12 @@ class FileLoader {
     if (!staged) return;
     const parts: FileKeyParts | undefined = run.cache && { sha256: fl.sha256, dataset: ds.spec.name, format: file.format, gzip: file.gzip, viewable: ds.viewable, fast: run.fast };
     const key = parts && run.cache!.key(parts);
-    if (key) {
-      if (await this.lookup(key, staged.stagedPath)) return;
-      await openFileTable(run.conn, ds.colDefs);
-    }
-    // With the cache on, the file's records go to FILE_TABLE first (kept, then moved to the raw table).
-    const read = await this.read(run.cache ? FILE_TABLE : ds.rawTable, staged.stagedPath, hashed);
+    if (key && await this.lookup(key, staged.stagedPath)) return;
+    // With the cache on, the file's records are kept from the raw table: those from its end now on.
+    const from = key ? await rawEnd(run.conn, ds.rawTable) : 0;
+    const read = await this.read(ds.rawTable, staged.stagedPath, hashed);
     if (!key || !parts) return;
-    return this.keepRequest(realPath, staged.before, key, parts, read);
+    return this.keepRequest(realPath, staged.before, key, parts, read, from);
   }
 
   /** Quarantines a record of the file, or the file itself (row and line null). */
@@ -244,7 +242,6 @@ class FileLoader {
       await this.registerView(vf);
     }
     if (hit.rows) await insertCachedRows(conn, ds.rawTable, ds.cols.map((c) => c.name), hit.rows, file.relPath);
-    ds.rawFilled ||= hit.rowCount > 0;
     ds.load.records_read += hit.records;
     fl.rows = hit.records;
     fl.loaded = hit.loaded;
@@ -364,18 +361,19 @@ class FileLoader {
   }
 
   /**
-   * Moves the file's records from FILE_TABLE to the raw table and, when the file is unchanged
-   * since it was hashed and no entry names a local path, writes what to keep in the delivery
-   * cache (its rows, and a view file's hashes and rejects); undefined when it is not kept.
+   * When the file is unchanged since it was hashed and no entry names a local path, writes what
+   * to keep in the delivery cache: its records in the raw table from rowid `from` on (writeKeptRows),
+   * and a view file's hashes and rejects; undefined when it is not kept.
    */
-  private async keepRequest(realPath: string, before: FileStamp | undefined, key: string, parts: FileKeyParts, { viewFile, viewRecords }: FileRead): Promise<KeepRequest | undefined> {
+  private async keepRequest(realPath: string, before: FileStamp | undefined, key: string, parts: FileKeyParts, { viewFile, viewRecords }: FileRead, from: number): Promise<KeepRequest | undefined> {
     const { run, ds, file, fl } = this;
     const keepable = await unchanged(realPath, before) && this.entries.every((e) => e.rule !== 'file_unreadable' && ![realPath, file.absPath, run.stagingDir].some((p) => e.message.includes(p)));
+    if (!keepable) return;
     const keptId = String(++run.kept).padStart(6, '0');
     const out = (name: string) => join(run.stagingDir, `w${keptId}-${name}.parquet`);
-    const rowCount = await closeFileTable(run.conn, ds.rawTable, !ds.rawFilled, keepable ? out('rows') : undefined);
-    ds.rawFilled ||= rowCount > 0;
-    if (!keepable) return;
+    // The records a view file shows are in its view, not in the raw table.
+    const rowCount = await writeKeptRows(run.conn, ds.rawTable, from, fl.loaded - viewRecords, out('rows'));
+    if (rowCount === undefined) return;
     const files: { rows?: string; hashes?: string; rejects?: string } = rowCount > 0 ? { rows: out('rows') } : {};
     // A view file shows the records the SQL accepted; the others (handed back) it leaves out.
     const rejectCount = viewFile ? fl.rows - viewRecords : 0;
