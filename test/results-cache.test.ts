@@ -308,3 +308,59 @@ describe('an unchanged rerun skips the load', () => {
     expect(offAgain.cli.json.results_digest).toBe(off.cli.json.results_digest);
   });
 });
+
+describe('the inputs hashed before the load only when an entry has their listing', () => {
+  const day = join(tmp.dir, 'sources-listing');
+  const cacheDir = join(tmp.dir, 'listing-cache');
+  const env = { RECKON_CACHE_DIR: cacheDir };
+  const hashedFirst = (r: Run) => 'inputs_hash_ms' in r.manifest.timings_ms;
+
+  it('keys a first run by the load\'s hashes (the rerun hits that key), and hashes first on a same-size rewrite', async () => {
+    cpSync(SAMPLE_DAY, day, { recursive: true });
+    const first = await run(env, [], day);
+    // No entry at all: the load hashed each file as it read it.
+    expect(hashedFirst(first)).toBe(false);
+    expect(first.cli.json.results_digest).toBe('fdf7739e05ddf63f23b01bced7e0dadb3c86e4647850616ddebae256689e84f3');
+    const key = first.manifest.evaluation.RC01.entry;
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    const body = JSON.parse(readFileSync(join(cacheDir, 'results', 'entries', key, 'entry.json'), 'utf8')).body;
+    expect(body.listing).toMatch(/^[0-9a-f]{64}$/);
+    expect(body.listing).not.toBe(key);
+    // The rerun lists the same inputs, hashes them first, and hits the key the first run made from its load.
+    const rerun = await run(env, [], day);
+    expect(hashedFirst(rerun)).toBe(true);
+    expect(rerun.manifest.evaluation.RC01).toEqual({ evaluated: 'reused', entry: key, first_run: first.manifest.run_id });
+    expect(objectsOf(rerun).map((o) => o.checked)).toEqual(Array(17).fill('reused'));
+    expect(rerun.cli.json.results_digest).toBe(first.cli.json.results_digest);
+    // A rewrite of the same size: the listing matches, so every input is hashed first; a miss.
+    const orders = join(day, 'orders', 'redelivery-00001.csv');
+    const before = readFileSync(orders, 'utf8');
+    writeFileSync(orders, before.replace(',185.437000,', ',185.438000,'));
+    expect(statSync(orders).size).toBe(Buffer.byteLength(before));
+    const rewritten = await run(env, [], day);
+    expect(hashedFirst(rewritten)).toBe(true);
+    expect(evaluated(rewritten)).toEqual(new Set(['now']));
+    const rewrittenKey = rewritten.manifest.evaluation.RC01.entry;
+    expect(rewrittenKey).not.toBe(key);
+    expect(rewritten.cli.json.results_digest).toBe('412d69be8abbefa998e1920f0d058a81a387e5560ac4b85680193986a5919125');
+    expect((await run({ RECKON_CACHE: 'off' }, [], day)).cli.json.results_digest).toBe(rewritten.cli.json.results_digest);
+    // Its entry has the same listing as the first: both kept.
+    const listings = readdirSync(join(cacheDir, 'results', 'entries')).map((k) => JSON.parse(readFileSync(join(cacheDir, 'results', 'entries', k, 'entry.json'), 'utf8')).body.listing);
+    expect(listings).toEqual([body.listing, body.listing]);
+    // Another size: no entry has that listing; not hashed first, a miss, then a hit of its key.
+    writeFileSync(orders, before.replace(',185.437000,', ',185.4370001,'));
+    const grown = await run(env, [], day);
+    expect(hashedFirst(grown)).toBe(false);
+    expect(evaluated(grown)).toEqual(new Set(['now']));
+    expect(grown.cli.json.results_digest).toBe((await run({ RECKON_CACHE: 'off' }, [], day)).cli.json.results_digest);
+    const again = await run(env, [], day);
+    expect(hashedFirst(again)).toBe(true);
+    expect(again.manifest.evaluation.RC01).toEqual({ evaluated: 'reused', entry: grown.manifest.evaluation.RC01.entry, first_run: grown.manifest.run_id });
+    expect(again.cli.json.results_digest).toBe(grown.cli.json.results_digest);
+    // The original bytes back: the first entry, hit.
+    writeFileSync(orders, before);
+    const back = await run(env, [], day);
+    expect(back.manifest.evaluation.RC01).toEqual({ evaluated: 'reused', entry: key, first_run: first.manifest.run_id });
+    expect(back.cli.json.results_digest).toBe(first.cli.json.results_digest);
+  });
+});

@@ -328,6 +328,22 @@ export class DeliveryCache {
     }
   }
 
+  /**
+   * True when some entry's body (as read, not verified: a hint, never a result) passes `test`.
+   * Reads every entry.json: for caches of few entries (the results cache).
+   */
+  async someEntry(test: (body: Readonly<Record<string, unknown>>) => boolean): Promise<boolean> {
+    const root = join(this.config.dir, 'entries');
+    for (const name of await readdir(root).catch(() => [] as string[])) {
+      const text = await readFile(join(root, name, 'entry.json'), 'utf8').catch(() => undefined);
+      try {
+        const body = text === undefined ? undefined : (JSON.parse(text) as { body?: unknown }).body;
+        if (body && typeof body === 'object' && test(body as Record<string, unknown>)) return true;
+      } catch { /* not JSON: a damaged entry, refused when its key is looked up */ }
+    }
+    return false;
+  }
+
   /** Removes an entry: renamed to trash first, so no reader sees it half removed. */
   private async remove(dir: string): Promise<void> {
     const gone = join(this.config.dir, 'trash', `${process.pid}-${randomBytes(6).toString('hex')}`);

@@ -10,6 +10,10 @@
  * modification time, inode and change time are still those seen before it was hashed. The change
  * time is what catches a same-size rewrite whose modification time was put back (`touch -r`):
  * no user call sets it.
+ *
+ * A listing (`digestInputs` without content) is the digest without reading the data files: their
+ * SHA-256 left null. When no kept evaluation has the run's listing, the results cache cannot hit,
+ * and the files are hashed by the load as it reads them instead (`withLoadHashes`), once each.
  */
 import { stat } from 'node:fs/promises';
 import type { LoadRules } from '../contract/money.js';
@@ -40,7 +44,7 @@ export interface HashedFile {
   readonly shape?: CsvShape;
 }
 
-/** One data file as the key takes it. */
+/** One data file as the key takes it (in a listing, `sha256` is null for every file). */
 interface DigestedFile {
   readonly path: string;
   readonly format: string;
@@ -63,6 +67,8 @@ export interface DigestedDataset {
 export interface InputDigest {
   readonly datasets: readonly DigestedDataset[];
   readonly hashed: ReadonlyMap<string, HashedFile>;
+  /** The real path of every data file read (hashed or, in a listing, not). */
+  readonly realPaths: readonly string[];
 }
 
 /** True when `st` is still the file stamped `stamp` (size, modification time, inode, change time). */
@@ -89,12 +95,14 @@ async function hashSide(side: SideFile | undefined) {
 }
 
 /**
- * Hashes what a load of `datasets` (in CONTRACT §2 order) from `root` would read. Returns
- * undefined when a file cannot be read or hashed (the load then finds and reports it itself).
+ * Hashes what a load of `datasets` (in CONTRACT §2 order) from `root` would read; without
+ * `content`, lists it (the data files' SHA-256 null; side files are hashed still, being small).
+ * Returns undefined when a file cannot be read or hashed (the load then finds and reports it itself).
  */
-export async function digestInputs(root: DatasetRoots, datasets: readonly string[], rules: LoadRules): Promise<InputDigest | undefined> {
+export async function digestInputs(root: DatasetRoots, datasets: readonly string[], rules: LoadRules, content = true): Promise<InputDigest | undefined> {
   const maxBytes = { ...DEFAULT_FILE_LIMITS, ...rules.limits }.max_file_bytes;
   const hashed = new Map<string, HashedFile>();
+  const realPaths: string[] = [];
   const out: DigestedDataset[] = [];
   try {
     for (const spec of DATASETS.filter((s) => datasets.includes(s.name))) {
@@ -111,6 +119,11 @@ export async function digestInputs(root: DatasetRoots, datasets: readonly string
           files.push({ path: f.relPath, format, size: st.size, sha256: null, refused: 'file_too_large' });
           continue;
         }
+        realPaths.push(f.realPath);
+        if (!content) {
+          files.push({ path: f.relPath, format, size: st.size, sha256: null, refused: null });
+          continue;
+        }
         const scan = f.format === 'csv' && !f.gzip ? new CsvShapeScan() : undefined;
         const h = await hashFile(f.realPath, scan && ((b) => scan.chunk(b)));
         hashed.set(f.realPath, { ...h, stamp: stampOf(st), ...(scan ? { shape: scan.result() } : {}) });
@@ -124,13 +137,13 @@ export async function digestInputs(root: DatasetRoots, datasets: readonly string
   } catch {
     return undefined;
   }
-  return { datasets: out, hashed };
+  return { datasets: out, hashed, realPaths };
 }
 
 /** What loadMatchesDigest compares of a dataset's load (load.ts DatasetLoad). */
 interface LoadedDataset {
   readonly dataset: string;
-  readonly files: readonly { readonly path: string; readonly sha256: string }[];
+  readonly files: readonly { readonly path: string; readonly size: number; readonly sha256: string }[];
   readonly control_files: readonly { readonly path: string; readonly sha256: string }[];
 }
 
@@ -146,4 +159,34 @@ export function loadMatchesDigest(digest: InputDigest, loaded: readonly LoadedDa
     if (!d.files.every((f, j) => l.files[j].path === f.path && (f.sha256 === null || l.files[j].sha256 === f.sha256))) return false;
     return d.sides.every((s) => s.sha256 === null || l.control_files.some((c) => c.path === s.path && c.sha256 === s.sha256));
   });
+}
+
+/** The listing of a digest: the same, every data file's SHA-256 left null. */
+export function listingOf(datasets: readonly DigestedDataset[]): DigestedDataset[] {
+  return datasets.map((d) => ({ ...d, files: d.files.map((f) => ({ ...f, sha256: null })) }));
+}
+
+/**
+ * The digest of a listing (`digestInputs` without content) completed by the load that followed:
+ * each data file listed readable takes the SHA-256 the load hashed it to. The same digest as one
+ * hashed before the load, had the files not changed; undefined when the load did not read what
+ * was listed (other files, another size, a file it could not hash).
+ */
+export function withLoadHashes(listed: InputDigest, loaded: readonly LoadedDataset[]): InputDigest | undefined {
+  if (loaded.length !== listed.datasets.length) return undefined;
+  const datasets: DigestedDataset[] = [];
+  for (const [i, d] of listed.datasets.entries()) {
+    const l = loaded[i];
+    if (l.dataset !== d.dataset || l.files.length !== d.files.length) return undefined;
+    const files: DigestedFile[] = [];
+    for (const [j, f] of d.files.entries()) {
+      const g = l.files[j];
+      if (g.path !== f.path) return undefined;
+      if (f.refused !== null || f.sha256 !== null) { files.push(f); continue; }
+      if (g.size !== f.size || !/^[0-9a-f]{64}$/.test(g.sha256)) return undefined;
+      files.push({ ...f, sha256: g.sha256 });
+    }
+    datasets.push({ ...d, files });
+  }
+  return { datasets, hashed: new Map(), realPaths: listed.realPaths };
 }

@@ -11,19 +11,22 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { loadCommonSql } from '../controls/common-sql.js';
 import { datasetsRead } from '../controls/selection.js';
 import { estimateLoadBytes, openEngine, type Engine } from '../load/engine.js';
-import { digestInputs, type InputDigest } from '../load/input-digest.js';
+import { digestInputs, withLoadHashes, type InputDigest } from '../load/input-digest.js';
 import { loadSources, type LoadProgress, type LoadResult } from '../load/load.js';
 import type { LocatedSources } from '../sources/locate.js';
 import { checkInterrupt, onInterrupt } from '../core/interrupt.js';
 import { silentProgress, type ProgressTask } from '../core/progress.js';
 import { labelDatasetLoads, labelQuarantine } from '../sources/postgres/label.js';
 import { timed, type LoadedInputs, type RunContext } from './context.js';
-import { cacheConfig, ResultsReuse, type InputsKeyed } from './results-cache.js';
+import { cacheConfig, ResultsReuse, type EvaluationEngine, type InputsKeyed } from './results-cache.js';
 
 /**
  * Loads the run's inputs; the engine and connection are kept in `ctx.open` for release. Sources
- * without a sources file are hashed first and the results cache looked up by them
- * (results-cache.ts): on a hit the load's result is the kept one and nothing is loaded.
+ * without a sources file are listed first; when the results cache holds an evaluation of the same
+ * listing, they are hashed and the cache looked up by them (results-cache.ts): on a hit the load's
+ * result is the kept one and nothing is loaded. Otherwise the lookup would miss: the load hashes
+ * each file as it reads it, and the inputs are keyed by its hashes (timing `inputs_hash_ms` only
+ * when they were hashed first).
  */
 export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   const { req, timings } = ctx;
@@ -42,8 +45,14 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   });
   await ctx.fault('loading');
   const { loaded, reuse } = await timed(timings, 'load_ms', async () => {
-    const keyed = await timed(timings, 'inputs_ms', () => inputsKeyed(ctx, located, reads));
-    const reuse = keyed && await ResultsReuse.open(ctx, { engine, conn }, keyed, (await loadCommonSql()).files);
+    const common = (await loadCommonSql()).files;
+    const keyed = await timed(timings, 'inputs_ms', () => inputsKeyed(ctx, located, reads, { engine, conn }, common));
+    if (keyed && 'listed' in keyed) {
+      const l = await loadAll(ctx, located, engine, conn, reads);
+      const inputs = withLoadHashes(keyed.listed.inputs, l.datasets);
+      return { loaded: l, reuse: inputs && await ResultsReuse.open(ctx, { engine, conn }, { ...keyed.listed, inputs }, common) };
+    }
+    const reuse = keyed && await ResultsReuse.open(ctx, { engine, conn }, keyed, common);
     if (reuse?.loaded) reportKeptLoad(ctx, reuse.loaded);
     return { loaded: reuse?.loaded ?? await loadAll(ctx, located, engine, conn, reads, keyed?.inputs.hashed), reuse };
   });
@@ -60,16 +69,21 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
 }
 
 /**
- * The load keyed by its inputs (results-cache.ts KeyedLoad), hashed now; none with the cache off,
- * for a sources file (database extracts are taken per run: keyed after the load), or when an
- * input cannot be hashed (the load reports it).
+ * The load keyed by its inputs (results-cache.ts KeyedLoad), hashed now when the results cache
+ * holds an evaluation of their listing, else only `listed` (to be keyed by the load's hashes);
+ * none with the cache off, for a sources file (database extracts are taken per run: keyed after
+ * the load), or when an input cannot be hashed (the load reports it).
  */
-async function inputsKeyed(ctx: RunContext, located: LocatedSources, reads: readonly string[]): Promise<InputsKeyed | undefined> {
+async function inputsKeyed(ctx: RunContext, located: LocatedSources, reads: readonly string[], at: EvaluationEngine, common: readonly { path: string; sha256: string }[]): Promise<InputsKeyed | { listed: InputsKeyed } | undefined> {
   if (!cacheConfig(ctx) || located.plan) return undefined;
-  const inputs = await digestInputs(located.root, reads, ctx.req.config.config);
-  if (!inputs) return undefined;
+  const rules = ctx.req.config.config;
   const roots = typeof located.root === 'string' ? [located.root] : [...located.root.values()];
-  return { inputs, remote: Boolean(located.remote), paths: [...roots, ...inputs.hashed.keys()] };
+  const keyed = (inputs: InputDigest): InputsKeyed => ({ inputs, remote: Boolean(located.remote), paths: [...roots, ...inputs.realPaths] });
+  const listing = await digestInputs(located.root, reads, rules, false);
+  if (!listing) return undefined;
+  if (!(await ResultsReuse.listingKept(ctx, at, keyed(listing), common))) return { listed: keyed(listing) };
+  const inputs = await timed(ctx.timings, 'inputs_hash_ms', () => digestInputs(located.root, reads, rules));
+  return inputs && keyed(inputs);
 }
 
 /** Loads the datasets `reads` (with the files hashed before, `hashed`); database extracts named by their labels. */

@@ -40,14 +40,14 @@ import { ensureTotalsTables, INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE } from '../
 import { scratchLiteral } from '../load/cached-load.js';
 import { cachedConfig, DeliveryCache, runningCodeDigest, type DeliveryCacheConfig, type VerifiedEntry } from '../load/delivery-cache.js';
 import type { Engine } from '../load/engine.js';
-import { loadMatchesDigest, type InputDigest } from '../load/input-digest.js';
+import { listingOf, loadMatchesDigest, type InputDigest } from '../load/input-digest.js';
 import { keptLoadJson, restoreKeptLoad } from '../load/kept-load.js';
 import type { DatasetLoad, LoadResult } from '../load/load.js';
 import { codeFingerprint } from '../publish/fingerprint.js';
 import type { EvaluationReuse, RunContext } from './context.js';
 
 /** Version of the results entry's content; a change of layout or meaning raises it. */
-export const RESULTS_FORMAT = 2;
+export const RESULTS_FORMAT = 3;
 
 /** The delivery cache of the run's settings: its folder (by default `reckon-cache` beside the scratch folder) and bound; none when off. */
 export function cacheConfig(ctx: RunContext): DeliveryCacheConfig | undefined {
@@ -94,6 +94,8 @@ interface ResultsBody {
   readonly first_run: string;
   readonly first_started_at: string;
   readonly controls: readonly string[];
+  /** Keyed by inputs: the key of their listing (listingKey), which `listingKept` looks for. */
+  readonly listing?: string;
 }
 
 /** A dataset's load as the key takes it: what decides the loaded tables and the session variables. */
@@ -125,6 +127,29 @@ async function evaluationKeyParts(ctx: RunContext, at: EvaluationEngine, load: K
   };
 }
 
+type KeyParts = Awaited<ReturnType<typeof evaluationKeyParts>>;
+
+/**
+ * The key of the listing of an evaluation keyed by inputs: its key with every data file's SHA-256
+ * left null (input-digest.ts listingOf), known before any data file is read. Undefined keyed by a load.
+ */
+function listingKey(cache: DeliveryCache, parts: KeyParts): string | undefined {
+  const inputs = 'inputs' in parts ? parts.inputs : undefined;
+  return inputs && cache.keyOf({ results: { ...parts, inputs: { ...inputs, datasets: listingOf(inputs.datasets) } } });
+}
+
+/** The results cache of the run (none when off or its folder cannot be made) and the key parts of `load`; undefined for a key part that is not JSON. */
+async function openResults(ctx: RunContext, at: EvaluationEngine, load: KeyedLoad, common: readonly { path: string; sha256: string }[]): Promise<{ cache: DeliveryCache; parts: { results: KeyParts } } | undefined> {
+  const config = cacheConfig(ctx);
+  const dir = config && join(config.dir, 'results');
+  const cache = dir ? await DeliveryCache.open({ ...config, dir }, at.conn, ctx.req.config.config, join(ctx.scratch, 'results-links')) : undefined;
+  try {
+    return cache && { cache, parts: { results: await evaluationKeyParts(ctx, at, load, common, dir!) } };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * True when a load's result may be kept for runs that skip the load: it read what the key's
  * digest hashed, and no quarantine message names this run's scratch folder or an absolute path
@@ -148,7 +173,7 @@ export class ResultsReuse implements EvaluationReuse {
   private constructor(
     private readonly ctx: RunContext,
     private readonly conn: DuckDBConnection,
-    private readonly use?: { readonly cache: DeliveryCache; readonly key: string; readonly parts: Record<string, unknown>; readonly load: KeyedLoad },
+    private readonly use?: { readonly cache: DeliveryCache; readonly key: string; readonly parts: Record<string, unknown>; readonly load: KeyedLoad; readonly listing?: string },
     private readonly kept?: { readonly body: ResultsBody; readonly evaluations: ReadonlyMap<string, ControlEvaluation>; readonly loaded?: LoadResult },
     private readonly refused?: string,
   ) {}
@@ -158,19 +183,12 @@ export class ResultsReuse implements EvaluationReuse {
    * the class comment. Keyed by inputs, a hit holds the load's result too (`loaded`).
    */
   static async open(ctx: RunContext, at: EvaluationEngine, load: KeyedLoad, common: readonly { path: string; sha256: string }[]): Promise<ResultsReuse> {
-    const config = cacheConfig(ctx);
-    const dir = config && join(config.dir, 'results');
-    const cache = dir ? await DeliveryCache.open({ ...config, dir }, at.conn, ctx.req.config.config, join(ctx.scratch, 'results-links')) : undefined;
-    let parts: Record<string, unknown>;
-    try {
-      if (!cache) throw new Error('off');
-      parts = { results: await evaluationKeyParts(ctx, at, load, common, dir!) };
-    } catch {
-      return new ResultsReuse(ctx, at.conn); // off, no cache folder, or a key part that is not JSON
-    }
+    const opened = await openResults(ctx, at, load, common);
+    if (!opened) return new ResultsReuse(ctx, at.conn); // off, no cache folder, or a key part that is not JSON
+    const { cache, parts } = opened;
     const key = cache.keyOf(parts);
     const found = await cache.lookupEntry<ResultsBody>(key);
-    const use = { cache, key, parts, load };
+    const use = { cache, key, parts, load, listing: listingKey(cache, parts.results) };
     if (!found) return new ResultsReuse(ctx, at.conn, use);
     const refuse = (why: string) => {
       ctx.logger.warn(`results cache entry ${key.slice(0, 12)}… refused and the controls evaluated again: ${why}`, { phase: 'evaluate' });
@@ -179,6 +197,17 @@ export class ResultsReuse implements EvaluationReuse {
     if ('refused' in found) return refuse(found.refused);
     const kept = await restore(at.conn, ctx, found.entry, 'inputs' in load);
     return typeof kept === 'string' ? refuse(kept) : new ResultsReuse(ctx, at.conn, use, { body: found.entry.body, ...kept });
+  }
+
+  /**
+   * True when an evaluation of inputs with the listing `listed` (InputsKeyed whose digest is a
+   * listing: no data file's SHA-256) may be kept: some entry has its listing key. False (and with
+   * the cache off) when `open` by the hashed inputs would miss: they need not be hashed first.
+   */
+  static async listingKept(ctx: RunContext, at: EvaluationEngine, listed: InputsKeyed, common: readonly { path: string; sha256: string }[]): Promise<boolean> {
+    const opened = await openResults(ctx, at, listed, common);
+    const want = opened && listingKey(opened.cache, opened.parts.results);
+    return Boolean(want && await opened.cache.someEntry((body) => body.listing === want));
   }
 
   /** True when every selected control's evaluation is read from the cache (the shared SQL need not run). */
@@ -230,7 +259,7 @@ export class ResultsReuse implements EvaluationReuse {
         files[LOAD_FILE] = join(out, LOAD_FILE);
         await writeFile(files[LOAD_FILE], keptLoadJson(loaded));
       }
-      const body: ResultsBody = { first_run: this.ctx.runId, first_started_at: this.ctx.startedAt.toISOString(), controls: ids };
+      const body: ResultsBody = { first_run: this.ctx.runId, first_started_at: this.ctx.startedAt.toISOString(), controls: ids, ...(this.use.listing ? { listing: this.use.listing } : {}) };
       await this.use.cache.keepEntry(this.use.key, this.use.parts, body, files);
     } catch { /* not kept: the next run evaluates again */ }
     await this.use.cache.evict();
