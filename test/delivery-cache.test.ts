@@ -6,11 +6,12 @@
  * records the SQL hands back, one JS accepts and one it quarantines), a duplicate delivery across
  * files and an extra column, so every part of a kept check is exercised.
  */
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadResult } from '../pipeline/load/load.js';
 import { treeDigest } from '../pipeline/core/tree-digest.js';
+import { rawEnd, writeKeptRows } from '../pipeline/load/cached-load.js';
 import { SAMPLE_DAY } from './fixtures/days.js';
 import { AS_IN_A_RUN, loadDefault, withDuck } from './helpers/duckdb.js';
 import { reckon, reckonIn, reckonSpawned, scratchDir, type CliResult } from './helpers/cli.js';
@@ -98,6 +99,21 @@ describe('the delivery cache', () => {
     expect(hit.manifest.cutoff_mappings.length).toBeGreaterThan(0);
   });
 
+  it('keeps each file\'s own records, taken from the raw table its dataset\'s files share', async () => {
+    const entries = join(cacheDir, 'entries');
+    const orders = readdirSync(entries).map((k) => ({ k, body: JSON.parse(readFileSync(join(entries, k, 'entry.json'), 'utf8')).body }))
+      .filter((e) => e.body.key_parts.file.dataset === 'orders');
+    const kept = await withDuck(async (conn) => Promise.all(orders.map(async (e) => [e.body.kind, e.body.records, e.body.loaded, e.body.rowCount, ...(await conn.runAndReadAll(
+      `SELECT count(*)::INTEGER, count(DISTINCT __row)::INTEGER, min(__row)::INTEGER, max(__row)::INTEGER, string_agg(order_id, ',' ORDER BY __row) FILTER (WHERE __row <= 2) FROM read_parquet('${join(entries, e.k, 'rows.parquet')}')`,
+    )).getRows()[0]])));
+    // Sorted by records: redelivery-00001.csv, late-00001.csv (two of its three quarantined), part-00001.csv.
+    expect(kept.sort((x, y) => Number(x[1]) - Number(y[1]))).toEqual([
+      ['table', 1, 1, 1, 1, 1, 1, 1, 'ORD-000038'],
+      ['table', 3, 1, 1, 1, 1, 1, 1, 'ORD-000001'],
+      ['table', 1018, 1018, 1018, 1018, 1018, 1, 1018, 'ORD-000001,ORD-000001'],
+    ]);
+  });
+
   it('detects an edited entry, checks the file again, reports it, and replaces the entry', async () => {
     const entries = join(cacheDir, 'entries');
     const bodies = readdirSync(entries).map((k) => ({ k, doc: JSON.parse(readFileSync(join(entries, k, 'entry.json'), 'utf8')) }));
@@ -152,6 +168,33 @@ describe('the delivery cache shared by two runs at once', () => {
     // Nothing left half written: every entry is a folder with its body, nothing in tmp/.
     for (const k of readdirSync(join(cacheDir, 'entries'))) expect(statSync(join(cacheDir, 'entries', k, 'entry.json')).isFile()).toBe(true);
     expect(readdirSync(join(cacheDir, 'tmp'))).toEqual([]);
+  });
+});
+
+describe('the records kept of a file (cached-load.ts writeKeptRows)', () => {
+  it('are the raw table\'s rows from its end before the file on, deleted rows skipped, and none kept when their count is not the file\'s', async () => {
+    const out = join(tmp.dir, 'kept-rows.parquet');
+    await withDuck(async (conn) => {
+      await conn.run(`CREATE TABLE r (v INTEGER, _source VARCHAR)`);
+      await conn.run(`INSERT INTO r SELECT range, 'a.csv:' || lpad(range::VARCHAR, 12, '0') FROM range(1, 5)`);
+      expect(await rawEnd(conn, 'r')).toBe(4);
+      // A fast path that undid its insert (rowids 4-6, deleted), then the JS reader's rows (7-9).
+      await conn.run(`INSERT INTO r SELECT range, 'b.csv:' || lpad(range::VARCHAR, 12, '0') FROM range(1, 4)`);
+      await conn.run(`DELETE FROM r WHERE _source LIKE 'b.csv:%'`);
+      await conn.run(`INSERT INTO r SELECT 10 * range, 'b.csv:' || lpad(range::VARCHAR, 12, '0') FROM range(1, 4)`);
+      expect(await writeKeptRows(conn, 'r', 4, 3, out)).toBe(3);
+      expect((await conn.runAndReadAll(`SELECT v, __row FROM read_parquet('${out}') ORDER BY __row`)).getRows()).toEqual([[10, 1n], [20, 2n], [30, 3n]]);
+      // Past the last live row, not the live count (7), which lies inside b.csv's rows.
+      expect(await rawEnd(conn, 'r')).toBe(10);
+      await conn.run(`INSERT INTO r VALUES (100, 'c.csv:000000000001')`);
+      expect(await writeKeptRows(conn, 'r', 10, 1, out)).toBe(1);
+      expect((await conn.runAndReadAll(`SELECT v, __row FROM read_parquet('${out}')`)).getRows()).toEqual([[100, 1n]]);
+      // From 9 on, b.csv's last row would be taken too: the count tells, and nothing is kept.
+      expect(await writeKeptRows(conn, 'r', 9, 1, out)).toBeUndefined();
+      expect(existsSync(out)).toBe(false);
+      expect(await writeKeptRows(conn, 'r', await rawEnd(conn, 'r'), 0, out)).toBe(0);
+      expect(existsSync(out)).toBe(false);
+    });
   });
 });
 

@@ -4,8 +4,9 @@
  *
  * A file's loaded records go straight into the dataset's raw table, cache on or off; to keep them,
  * they are written from there to Parquet (table columns without `_source`, then `__row`, the
- * record number): the raw table only grows while its files load, so a file's records are those
- * from the `rowid` the table ended at before the file (rawEnd) on. `_source` is never kept: it
+ * record number): while its files load, the raw table only gains rows (but for a fast path that
+ * undoes its own file's insert), so a file's records are those from the `rowid` past the table's
+ * last row before the file (rawEnd) on, and their count is checked against the file's. `_source` is never kept: it
  * names the file as this run found it, and the same bytes may arrive under another name; it is
  * rebuilt from the run's name and `__row`.
  *
@@ -26,8 +27,9 @@ export function scratchLiteral(path: string): string {
 }
 
 /**
- * The `rowid` the next record appended to `rawTable` gets: past its last row, deleted rows
- * included (a fast path that undid its insert leaves them; their numbers are not reused).
+ * One past the `rowid` of `rawTable`'s last live row: every record appended later has a `rowid`
+ * from there on (rows deleted at the end, a fast path's undone insert, keep their numbers: the
+ * next row comes after them, and they are not seen).
  */
 export async function rawEnd(conn: DuckDBConnection, rawTable: string): Promise<number> {
   const live = Number((await conn.runAndReadAll(`SELECT count(*) FROM ${ident(rawTable)}`)).getRows()[0][0]);
