@@ -48,9 +48,9 @@ afterAll(() => tmp.cleanup());
 const forgetResults = (cacheDir: string | undefined) => { if (cacheDir) rmSync(join(cacheDir, 'results'), { recursive: true, force: true }); };
 
 /** One run of the sample day with these settings (the results cache emptied first); returns the CLI result and the manifest. */
-async function run(name: string, env: Record<string, string>, extra: string[] = []): Promise<{ cli: CliResult; manifest: any }> {
+async function run(name: string, env: Record<string, string>, extra: string[] = [], sources = SOURCES): Promise<{ cli: CliResult; manifest: any }> {
   forgetResults(env.RECKON_CACHE_DIR);
-  const cli = await reckonIn(['run', '--date', DATE, '--sources', SOURCES, '--store', join(tmp.dir, `store-${name}`), '--json', '--quiet', ...extra], { env });
+  const cli = await reckonIn(['run', '--date', DATE, '--sources', sources, '--store', join(tmp.dir, `store-${name}`), '--json', '--quiet', ...extra], { env });
   expect(cli.json?.manifest, cli.stderr).toBeDefined();
   return { cli, manifest: JSON.parse(readFileSync(cli.json.manifest.path, 'utf8')) };
 }
@@ -112,6 +112,27 @@ describe('the delivery cache', () => {
       ['table', 3, 1, 1, 1, 1, 1, 1, 'ORD-000001'],
       ['table', 1018, 1018, 1018, 1018, 1018, 1, 1018, 'ORD-000001,ORD-000001'],
     ]);
+  });
+
+  it('gives the same results when new deliveries join files read from the cache (both in one table dataset)', async () => {
+    // The next window: executions gain a file with a new record and a redelivery of a cached one
+    // (a duplicate across a checked and a cached file), receipts a file with a new receipt.
+    const later = join(tmp.dir, 'sources-later');
+    cpSync(SOURCES, later, { recursive: true });
+    const exec = readFileSync(join(SOURCES, 'executions', 'part-00001.jsonl'), 'utf8').split('\n');
+    writeFileSync(join(later, 'executions', 'late-00001.jsonl'), `${exec[0]}\n${exec[1].replace('EXE-000001-2', 'EXE-LATE-1').replace('VF-000001-2', 'VF-LATE-1')}\n`);
+    const receipts = readFileSync(join(SOURCES, 'notification_receipts', 'part-00001.csv'), 'utf8').split('\n');
+    writeFileSync(join(later, 'notification_receipts', 'late-00001.csv'), `${receipts[0]}\n${receipts[1].replace('RCP-000001-1', 'RCP-LATE-1')}\n`);
+    const offLater = await run('later-off', { RECKON_CACHE: 'off' }, [], later);
+    const mixed = await run('later-mixed', { RECKON_CACHE_DIR: cacheDir }, [], later);
+    const late = ['executions/late-00001.jsonl', 'notification_receipts/late-00001.csv'];
+    expect(Object.entries(checkedBy(mixed.manifest)).filter(([, c]) => c === 'now').map(([p]) => p).sort()).toEqual(late);
+    expect(mixed.cli.json.results_digest).toBe(offLater.cli.json.results_digest);
+    expect(JSON.stringify(mixed.manifest.quarantine)).toBe(JSON.stringify(offLater.manifest.quarantine));
+    expect(reading(mixed.manifest)).toEqual(reading(offLater.manifest));
+    const d = mixed.manifest.sources.datasets;
+    expect([d.executions.duplicates, d.executions.records_loaded - hit.manifest.sources.datasets.executions.records_loaded]).toEqual([1, 1]);
+    expect(d.notification_receipts.records_loaded - hit.manifest.sources.datasets.notification_receipts.records_loaded).toBe(1);
   });
 
   it('detects an edited entry, checks the file again, reports it, and replaces the entry', async () => {

@@ -76,13 +76,23 @@ export async function restoreViewCheck(conn: DuckDBConnection, hashes: string, r
   await conn.run(`INSERT INTO ${VIEW_HASH_TABLE} SELECT h FROM read_parquet(${scratchLiteral(hashes)})`);
 }
 
+/** A cached file's typed records to read back (`rows`, written by writeKeptRows) and the name the run found it under. */
+export interface CachedRows {
+  readonly rows: string;
+  readonly relPath: string;
+}
+
 /**
- * Inserts a cached file's typed records (`rows`, written by writeKeptRows) into `rawTable`, whose
- * columns are `columns` then `_source`; `_source` is rebuilt from `relPath` (bound, never SQL text).
+ * Reads the typed records of a dataset's cached files (`files`) into `rawTable`, whose columns are
+ * `columns` (name and DuckDB type) then `_source`, in one statement for all of them: one scan per
+ * file, `_source` rebuilt from each file's `relPath` (bound, never SQL text). With `replace` (the
+ * raw table holds no record yet) the table is created from them (CREATE TABLE … AS, cheaper than
+ * inserting into the empty table); otherwise they are inserted. Nothing is done without files.
  */
-export async function insertCachedRows(conn: DuckDBConnection, rawTable: string, columns: readonly string[], rows: string, relPath: string): Promise<void> {
-  await conn.run(
-    `INSERT INTO ${ident(rawTable)} SELECT ${columns.map(ident).join(', ')}, $1 || ':' || lpad(__row::VARCHAR, 12, '0') FROM read_parquet(${scratchLiteral(rows)})`,
-    [relPath],
-  );
+export async function fillFromCache(conn: DuckDBConnection, rawTable: string, columns: readonly { name: string; type: string }[], files: readonly CachedRows[], replace: boolean): Promise<void> {
+  if (files.length === 0) return;
+  const select = columns.map((c) => `CAST(${ident(c.name)} AS ${c.type}) AS ${ident(c.name)}`).join(', ');
+  const scans = files.map((f, i) => `SELECT ${select}, $${i + 1} || ':' || lpad(__row::VARCHAR, 12, '0') AS _source FROM read_parquet(${scratchLiteral(f.rows)})`);
+  const head = replace ? `CREATE OR REPLACE TABLE ${ident(rawTable)} AS ` : `INSERT INTO ${ident(rawTable)} `;
+  await conn.run(head + scans.join(' UNION ALL '), files.map((f) => f.relPath));
 }

@@ -8,6 +8,7 @@ import type { LoadRules } from '../contract/money.js';
 import { derivedColumns, type DatasetSpec } from '../contract/datasets.js';
 import { ident } from '../core/sql-text.js';
 import type { DatasetFolder } from '../sources/files.js';
+import type { CachedRows } from './cached-load.js';
 import type { DeliveryCache } from './delivery-cache.js';
 import type { CutoffMapping, DatasetLoad, LoadOptions, LoadProgress } from './load-types.js';
 import type { QuarantineEntry } from './quarantine-entry.js';
@@ -79,6 +80,8 @@ export class DatasetRun {
   readonly ctx: RowContext;
   readonly load: DatasetLoad;
   readonly viewFiles: ViewFile[] = [];
+  /** The typed records of the dataset's cache hits, read into the raw table after its last file (fillFromCache). */
+  readonly cachedRows: CachedRows[] = [];
   /** The run's quarantine entries before the dataset's. */
   readonly qBefore: number;
   private readonly extraSeen = new Set<string>();

@@ -12,7 +12,7 @@ import { hashFile } from '../core/digest.js';
 import { CsvShapeScan, type CsvShape, type WrittenFile } from '../sources/csv-fast.js';
 import { emptyFileFault, type SourceFile } from '../sources/files.js';
 import { readCsv, readJsonl, readParquet, type ReadEvent } from '../sources/readers.js';
-import { insertCachedRows, rawEnd, restoreViewCheck, writeKeptRows, writeViewCheck } from './cached-load.js';
+import { rawEnd, restoreViewCheck, writeKeptRows, writeViewCheck } from './cached-load.js';
 import { ChunkAppender } from './chunks.js';
 import type { CacheHit, CheckedFile, FileKeyParts, KeptFiles } from './delivery-cache.js';
 import { loadCsvFast, loadParquetFast, parquetViewValues, stageLink, type FastLoad, type FastTarget } from './fast-path.js';
@@ -241,7 +241,8 @@ class FileLoader {
       await restoreViewCheck(conn, hit.hashes, hit.rejects);
       await this.registerView(vf);
     }
-    if (hit.rows) await insertCachedRows(conn, ds.rawTable, ds.cols.map((c) => c.name), hit.rows, file.relPath);
+    // Read back with the dataset's other cached files once its files are done (load.ts, fillFromCache).
+    if (hit.rows) ds.cachedRows.push({ rows: hit.rows, relPath: file.relPath });
     ds.load.records_read += hit.records;
     fl.rows = hit.records;
     fl.loaded = hit.loaded;

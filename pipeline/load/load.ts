@@ -26,6 +26,7 @@ import type { ControlFile, DatasetLoad, LoadOptions, LoadResult, Watermark } fro
 import type { QuarantineEntry } from './quarantine-entry.js';
 import { tableColumns } from './record-type.js';
 import { DeliveryCache } from './delivery-cache.js';
+import { fillFromCache, rawEnd } from './cached-load.js';
 import { dropRelation, dropRelations, finishViewDataset, resetViewTables } from './views.js';
 import { listDatasetFolder, readRegularFile, SIDE_FILE_MAX_BYTES, type DatasetFolder, type SideFile } from '../sources/files.js';
 import { datasetRoot, type DatasetRoots } from '../sources/locate.js';
@@ -153,6 +154,9 @@ async function loadDataset(run: LoadRun, spec: DatasetSpec, folder: DatasetFolde
     run.options.checkpoint?.();
     await loadFile(run, ds, file);
   }
+  // The cache hits' records in one statement; a table no file checked now filled is made from them.
+  const empty = ds.cachedRows.length > 0 && await rawEnd(run.conn, ds.rawTable) === 0;
+  await fillFromCache(run.conn, ds.rawTable, ds.cols, ds.cachedRows, empty);
   await finishDataset(run, ds);
   ds.progress('done');
   return ds.load;
