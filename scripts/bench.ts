@@ -72,19 +72,25 @@ const ensureDay = (n: number, fmt: string) => ensureDayIn(opts.dir, n, fmt);
 /**
  * The day of `dir` as an intraday schedule sees it after one more delivery: per dataset, its
  * records split by record number into `part-a` (95 in 96: delivered before) and `part-b` (1 in
- * 96: the new delivery), Parquet written by DuckDB with the columns' types kept; side files copied.
+ * 96: the new delivery), Parquet written by DuckDB with the columns' types kept and the day's own
+ * writer settings (generate/writers.ts: zstd, 122,880-row groups); side files copied. DuckDB's
+ * default (snappy) made the 1M split 1.74× the day's bytes, so its estimate (engine.ts, 12× the
+ * Parquet bytes) crossed 4 GiB and the window ran with its tables in a database file, unlike the
+ * day's first run (docs/performance.md "The intraday window's load from the cache").
  */
 function splitDay(dir: string): { before: string; after: string } {
   const root = `${dir}-split`;
   const before = join(root, 'before');
   const after = join(root, 'after');
-  if (existsSync(join(after, '_done'))) return { before, after };
+  // `_done-zstd`: a split written with DuckDB's default compression (marked `_done`) is made again.
+  if (existsSync(join(after, '_done-zstd'))) return { before, after };
   rmSync(root, { recursive: true, force: true });
   const script = `
     const { DuckDBInstance } = await import(${JSON.stringify(repoPath('node_modules/@duckdb/node-api/lib/index.js'))});
     const fs = await import('node:fs'); const path = await import('node:path');
     const [dir, before, after] = ${JSON.stringify([dir, before, after])};
     const db = await DuckDBInstance.create(':memory:', { threads: '2' }); const c = await db.connect();
+    const WRITE = '(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)';
     for (const ds of fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name)) {
       for (const out of [before, after]) fs.mkdirSync(path.join(out, ds), { recursive: true });
       const files = fs.readdirSync(path.join(dir, ds));
@@ -93,11 +99,11 @@ function splitDay(dir: string): { before: string; after: string } {
       if (!data.length) continue;
       const src = 'read_parquet([' + data.join(', ') + '], file_row_number = true)';
       const a = path.join(before, ds, 'part-a.parquet');
-      await c.run("COPY (SELECT * EXCLUDE (file_row_number) FROM " + src + " WHERE file_row_number % 96 <> 95 ORDER BY file_row_number) TO '" + a + "' (FORMAT parquet)");
+      await c.run("COPY (SELECT * EXCLUDE (file_row_number) FROM " + src + " WHERE file_row_number % 96 <> 95 ORDER BY file_row_number) TO '" + a + "' " + WRITE);
       fs.linkSync(a, path.join(after, ds, 'part-a.parquet'));
-      await c.run("COPY (SELECT * EXCLUDE (file_row_number) FROM " + src + " WHERE file_row_number % 96 = 95 ORDER BY file_row_number) TO '" + path.join(after, ds, 'part-b.parquet') + "' (FORMAT parquet)");
+      await c.run("COPY (SELECT * EXCLUDE (file_row_number) FROM " + src + " WHERE file_row_number % 96 = 95 ORDER BY file_row_number) TO '" + path.join(after, ds, 'part-b.parquet') + "' " + WRITE);
     }
-    fs.writeFileSync(path.join(after, '_done'), '');
+    fs.writeFileSync(path.join(after, '_done-zstd'), '');
   `;
   execFileSync(node, ['--input-type=module', '-e', script], { stdio: 'inherit', cwd: repoPath('.') });
   return { before, after };
