@@ -6,7 +6,7 @@
  * records the SQL hands back, one JS accepts and one it quarantines), a duplicate delivery across
  * files and an extra column, so every part of a kept check is exercised.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadResult } from '../pipeline/load/load.js';
@@ -241,6 +241,33 @@ describe('the delivery cache key and bound', () => {
     expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(bound);
     // What was kept is still read back, the rest checked again.
     expect(how(await load({ dir, maxBytes: bound, loader: 'v-a' }))).toContain('cache');
+  });
+
+  it('keeps a file whose change time alone moved while it was checked (another run linked it), not one rewritten in place under its old modification time', async () => {
+    const src = join(tmp.dir, 'sources-relinked');
+    cpSync(SOURCES, src, { recursive: true });
+    const orders = join(src, 'orders', 'part-00001.csv');
+    const original = readFileSync(orders);
+    const reset = () => utimesSync(orders, 1e9, 1e9);
+    reset();
+    const target = 'orders/part-00001.csv';
+    // Called once the file's records are read, before what to keep is decided.
+    const during = (edit: boolean) => (info: { path: string }) => {
+      if (info.path !== target) return;
+      if (!edit) { linkSync(orders, join(tmp.dir, 'relinked.lnk')); unlinkSync(join(tmp.dir, 'relinked.lnk')); return; }
+      writeFileSync(orders, original.toString('latin1').replace(/ORD-000001/, 'ORD-00000X'), 'latin1');
+      reset();
+    };
+    const load = (dir: string, onFile?: (info: { path: string }) => void) => withDuck((conn) => loadDefault(conn, src, join(tmp.dir, `links-${Math.random().toString(36).slice(2)}`), { views: true, cache: { dir, maxBytes: 1e9, loader: 'v-a' }, datasets: ['orders'], onFile }), AS_IN_A_RUN);
+    const checkedOf = (l: LoadResult) => l.datasets[0].files.find((f) => f.path === target)?.checked;
+    expect(checkedOf(await load(join(tmp.dir, 'relinked-cache'), during(false)))).toBe('now');
+    expect(statSync(orders).mtimeMs).toBe(1e12);
+    expect(checkedOf(await load(join(tmp.dir, 'relinked-cache')))).toBe('cache');
+    // Rewritten while checked, same size and modification time: nothing kept under the old digest.
+    expect(checkedOf(await load(join(tmp.dir, 'rewritten-cache'), during(true)))).toBe('now');
+    writeFileSync(orders, original);
+    reset();
+    expect(checkedOf(await load(join(tmp.dir, 'rewritten-cache')))).toBe('now');
   });
 
   it('the loader digest follows the code: an edited file changes it, the memo is only a shortcut', async () => {

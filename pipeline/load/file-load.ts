@@ -48,6 +48,8 @@ interface Hashed {
 interface Staged {
   readonly stagedPath: string | undefined;
   readonly before: FileStamp | undefined;
+  /** The change time moved before the link (size, modification time and inode held): kept only if the bytes hash as before. */
+  readonly relinked: boolean;
 }
 
 /** What reading the file showed as a view file (view mode), if anything, and how many records the view shows. */
@@ -56,10 +58,14 @@ interface FileRead {
   readonly viewRecords: number;
 }
 
-/** True when the file at `path` still has `before`'s stamp (size, modification time, inode, change time). */
-async function unchanged(path: string, before: FileStamp | undefined): Promise<boolean> {
+/**
+ * How `path` stands against `before`: `same`; `relinked` when only its change time moved (a link
+ * made or removed, as another run staging the same file does); `changed` otherwise.
+ */
+async function stampHeld(path: string, before: FileStamp | undefined): Promise<'same' | 'relinked' | 'changed'> {
   const now = await stat(path).catch(() => undefined);
-  return Boolean(before && now && sameStamp(before, now));
+  if (!before || !now || !sameContentStamp(before, now)) return 'changed';
+  return sameStamp(before, now) ? 'same' : 'relinked';
 }
 
 /**
@@ -139,7 +145,7 @@ class FileLoader {
     const from = key ? await rawEnd(run.conn, ds.rawTable) : 0;
     const read = await this.read(ds.rawTable, staged.stagedPath, hashed);
     if (!key || !parts) return;
-    return this.keepRequest(realPath, staged.before, key, parts, read, from);
+    return this.keepRequest(realPath, staged, key, parts, read, from);
   }
 
   /** Quarantines a record of the file, or the file itself (row and line null). */
@@ -200,12 +206,15 @@ class FileLoader {
    */
   private async stage(realPath: string, { before, scan }: Hashed): Promise<Staged | undefined> {
     const { run, file, fl } = this;
-    if (file.format !== 'parquet' && !scan) return { stagedPath: undefined, before };
+    if (file.format !== 'parquet' && !scan) return { stagedPath: undefined, before, relinked: false };
     // DuckDB reads file names as globs and through SQL text: it only ever sees this generated name.
     let stagedPath: string | undefined = join(run.stagingDir, `${file.format === 'parquet' ? 'p' : 'c'}${String(++run.staged).padStart(6, '0')}.${file.format}`);
+    let relinked = false;
     try {
       // The stamp must hold up to the link, which moves the change time (restamped after it).
-      if (!(await unchanged(realPath, before))) before = undefined;
+      const held = await stampHeld(realPath, before);
+      if (held === 'changed') before = undefined;
+      relinked = held === 'relinked';
       await stageLink(realPath, stagedPath);
       // DuckDB opens the link by path: it must still be the regular file that was hashed.
       const st = await stat(stagedPath);
@@ -218,7 +227,7 @@ class FileLoader {
       stagedPath = undefined;
     }
     if (stagedPath) before = await restamp(realPath, before);
-    return { stagedPath, before };
+    return { stagedPath, before, relinked };
   }
 
   /** Looks the file's check up in the delivery cache: true when a verified hit was loaded instead of the file (a refused entry is noted in `fl`). */
@@ -361,14 +370,23 @@ class FileLoader {
     }
   }
 
+  /** True when `realPath` now holds the size and SHA-256 the file was checked under. */
+  private async hashesAsBefore(realPath: string): Promise<boolean> {
+    const h = await hashFile(realPath).catch(() => undefined);
+    return h !== undefined && h.size === this.fl.size && h.sha256 === this.fl.sha256;
+  }
+
   /**
-   * When the file is unchanged since it was hashed and no entry names a local path, writes what
+   * When the file is unchanged since it was hashed (or only its change time moved, and its bytes
+   * hash as before: another run linked or unlinked it) and no entry names a local path, writes what
    * to keep in the delivery cache: its records in the raw table from rowid `from` on (writeKeptRows),
    * and a view file's hashes and rejects; undefined when it is not kept.
    */
-  private async keepRequest(realPath: string, before: FileStamp | undefined, key: string, parts: FileKeyParts, { viewFile, viewRecords }: FileRead, from: number): Promise<KeepRequest | undefined> {
+  private async keepRequest(realPath: string, { before, relinked }: Staged, key: string, parts: FileKeyParts, { viewFile, viewRecords }: FileRead, from: number): Promise<KeepRequest | undefined> {
     const { run, ds, file, fl } = this;
-    const keepable = await unchanged(realPath, before) && this.entries.every((e) => e.rule !== 'file_unreadable' && ![realPath, file.absPath, run.stagingDir].some((p) => e.message.includes(p)));
+    const held = await stampHeld(realPath, before);
+    const same = held === 'same' && !relinked || held !== 'changed' && await this.hashesAsBefore(realPath);
+    const keepable = same && this.entries.every((e) => e.rule !== 'file_unreadable' && ![realPath, file.absPath, run.stagingDir].some((p) => e.message.includes(p)));
     if (!keepable) return;
     const keptId = String(++run.kept).padStart(6, '0');
     const out = (name: string) => join(run.stagingDir, `w${keptId}-${name}.parquet`);
