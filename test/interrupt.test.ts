@@ -186,6 +186,23 @@ describe('an interrupted run after its manifest', () => {
   });
 });
 
+describe('a signal after the run completed', () => {
+  it('SIGINT once the run returned (alerts done, summary not yet printed): the run\'s own exit code and summary, one line saying it completed', async () => {
+    const run = startRun('int-completed', { pause: 'completed', until: 'paused at completed' });
+    await run.ready;
+    run.child.kill('SIGINT');
+    const done = await run.exited;
+    const [key] = manifests(run.store);
+    const runId = /^[0-9]{8}-(.+)\.json$/.exec(key)![1];
+    expect([done.code, done.signal]).toEqual([1, null]);
+    expect(done.stderr.split('\n').filter((l) => l.startsWith('reckon:'))).toEqual([`reckon: SIGINT arrived after run ${runId} had completed and published its manifest; the exit code is the run's own (1)`]);
+    expect(leaseFiles(run.store)).toEqual(RELEASED);
+    expect(staging(run.store)).toEqual([]);
+    expect(scratchFolders(run.tmpdir)).toEqual([]);
+    expect((await reckonHere(['manifest', 'verify', '--store', run.store])).code).toBe(0);
+  });
+});
+
 describe('the scratch sweep at run start', () => {
   it('removes the folders of dead holders on this host, keeps a live holder\'s, another host\'s and one without a holder record', async () => {
     const base = join(tmp.dir, 'sweep');

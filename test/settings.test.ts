@@ -62,8 +62,8 @@ describe('parseSettings', () => {
     ['RECKON_CACHE', 'yes', "RECKON_CACHE 'yes' must be on or off"],
     ['RECKON_CACHE_DIR', 'var/cache', "RECKON_CACHE_DIR 'var/cache' must be an absolute path"],
     ['RECKON_CACHE_MAX_MB', '0', "RECKON_CACHE_MAX_MB '0' must be a whole number of MiB from 1 to 10000000"],
-    ['RECKON_FAULT_PAUSE', 'lunch', "RECKON_FAULT_PAUSE 'lunch' must be a phase (leased, extracting, loading, computing, planned, staged, signed, manifest_written, published, promoted, writing-breaks, breaks-written), optionally with :<ms>"],
-    ['RECKON_FAULT_PAUSE', 'staged:soon', "RECKON_FAULT_PAUSE 'staged:soon' must be a phase (leased, extracting, loading, computing, planned, staged, signed, manifest_written, published, promoted, writing-breaks, breaks-written), optionally with :<ms>"],
+    ['RECKON_FAULT_PAUSE', 'lunch', "RECKON_FAULT_PAUSE 'lunch' must be a phase (leased, extracting, loading, computing, planned, staged, signed, manifest_written, published, promoted, writing-breaks, breaks-written, completed), optionally with :<ms>"],
+    ['RECKON_FAULT_PAUSE', 'staged:soon', "RECKON_FAULT_PAUSE 'staged:soon' must be a phase (leased, extracting, loading, computing, planned, staged, signed, manifest_written, published, promoted, writing-breaks, breaks-written, completed), optionally with :<ms>"],
   ];
   for (const [name, value, message] of bad) {
     it(`refuses ${name}=${value} with a ConfigError naming it`, () => {

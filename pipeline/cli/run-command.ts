@@ -10,7 +10,7 @@ import { selectControls } from '../controls/selection.js';
 import { humanDuration, humanSeconds, secondsTextToMicros } from '../core/duration.js';
 import { ConfigError } from '../core/errors.js';
 import { faultPoints } from '../core/fault.js';
-import { withInterrupts } from '../core/interrupt.js';
+import { interruptedBy, withInterrupts } from '../core/interrupt.js';
 import { STATUS_OUTCOMES } from '../core/outcome.js';
 import { operatorOutput } from '../core/progress.js';
 import { nextSteps, type DispositionCounts, type NextSteps } from '../breaks/next-steps.js';
@@ -41,16 +41,26 @@ const OPTIONS = {
  */
 export async function command(argv: string[], ctx: CommandContext): Promise<number> {
   const { values } = parse(argv, OPTIONS);
-  const { req, result } = await withInterrupts((text) => ctx.io.stderr(text), async (interrupt) => {
+  // The handlers stay until the summary is printed: a signal after the run returned must not end
+  // the process with 130 ("stopped, run again") for a run that completed and published.
+  return withInterrupts((text) => ctx.io.stderr(text), async (interrupt) => {
     const req = await runRequest(values, ctx, interrupt);
-    return { req, result: await runWindow(req) };
+    const result = await runWindow(req);
+    await req.faults?.('completed');
+    printRun(ctx, values, req, result);
+    const late = interruptedBy(interrupt);
+    if (late) ctx.io.stderr(`reckon: ${late} arrived after run ${result.run_id} had completed and published its manifest; the exit code is the run's own (${result.exit_code})\n`);
+    return result.exit_code;
   });
+}
+
+/** Prints a finished run: its quarantine lines on stderr, then the summary (`--json` or human). */
+function printRun(ctx: CommandContext, values: RunValues, req: RunRequest, result: RunResult): void {
   // Quarantine lines are the run's warnings, not progress: printed even with --quiet.
   for (const line of quarantineLines(result)) ctx.io.stderr(`${line}\n`);
   const steps = runNextSteps(result, req);
   if (values.json) printJson(ctx.io, jsonSummary(result, steps, req.config.config, req.controls.all));
   else ctx.io.stdout(humanSummary(result, steps));
-  return result.exit_code;
 }
 
 /** The next steps of a finished run (breaks/next-steps.ts) with the store and sources as the command was given them. */

@@ -8,7 +8,8 @@
  * reader of a database waits once the first dataset is read, inside the snapshot), loading,
  * computing, planned, staged, signed (the manifest's signature written, the manifest not yet),
  * manifest_written (between the manifest and its `.sha256`), published, promoted, writing-breaks
- * (after the first break object is written), breaks-written. A pause ends early when the run is
+ * (after the first break object is written), breaks-written, completed (`reckon run`: the run
+ * returned, alerts sent, its summary not yet printed). A pause ends early when the run is
  * interrupted (core/interrupt.ts), so a test can signal a paused run.
  */
 import { onInterrupt } from './interrupt.js';

@@ -67,7 +67,7 @@ export interface S3Settings {
 }
 
 /** The run phases a crash test can pause at (core/fault.ts). */
-export const FAULT_PHASES = ['leased', 'extracting', 'loading', 'computing', 'planned', 'staged', 'signed', 'manifest_written', 'published', 'promoted', 'writing-breaks', 'breaks-written'] as const;
+export const FAULT_PHASES = ['leased', 'extracting', 'loading', 'computing', 'planned', 'staged', 'signed', 'manifest_written', 'published', 'promoted', 'writing-breaks', 'breaks-written', 'completed'] as const;
 export type FaultPhase = (typeof FAULT_PHASES)[number];
 
 /** Where a crash test pauses a run: at `phase`, for `ms` milliseconds or (null) forever. */
