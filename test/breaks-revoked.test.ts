@@ -78,6 +78,12 @@ describe('a signer removed from the registry', () => {
     const show = await reckonIn(['breaks', 'show', ID, '--store', store, '--config', rotated, '--json']);
     expect(show.code).toBe(1);
     expect(show.json.verification.problems.map((p: { key: string }) => p.key)).toEqual([E(4)]);
+    // Each signature's own line says so too: amy's countersignature of v3 verifies, that of v4 does not.
+    const human = await reckonIn(['breaks', 'show', ID, '--store', store, '--config', rotated]);
+    const amy = human.stdout.split('\n').filter((l) => /approver amy \S+ /.test(l));
+    expect(amy).toHaveLength(2);
+    expect(amy[0]).toMatch(/approver amy \S+ verified/);
+    expect(amy[1]).toMatch(new RegExp(`approver amy \\S+ NOT VERIFIED \\(the approver's countersignature by amy: it names registry [0-9a-f]{12}… but was made after manifests/${name.replace('.', '[.]')}, whose run recorded registry`));
   });
 
   it('a proposal made before the rotation and countersigned after it by a signer still in the registry verifies', async () => {

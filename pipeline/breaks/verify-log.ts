@@ -41,6 +41,11 @@ export interface LogFinding {
   readonly problem: string;
 }
 
+/** A signature record the check refused: the object's key, the signer, and the problem as in `problems`. */
+export interface RefusedSignature extends LogFinding {
+  readonly signer: string;
+}
+
 /** What the check counted. */
 export interface LogCounts {
   breaks: number;
@@ -59,6 +64,8 @@ export interface LogCounts {
 export interface LogVerification {
   readonly problems: LogFinding[];
   readonly notices: LogFinding[];
+  /** The signatures among `problems` refused, by object key and signer (so a reader marks each one, breaks show). */
+  readonly refused: RefusedSignature[];
   readonly counts: LogCounts;
   /** SHA-256 of every registry version a signature was checked against. */
   readonly registries: string[];
@@ -89,7 +96,7 @@ const short = (sha: string | null | undefined) => (sha ? `${sha.slice(0, 12)}…
 export async function verifyBreakLogs(reader: ObjectReader, src: LogSources): Promise<LogVerification> {
   const v = new Verifier(reader, src);
   await v.run();
-  return { problems: v.problems, notices: v.notices, counts: v.counts, registries: [...v.registriesUsed].sort() };
+  return { problems: v.problems, notices: v.notices, refused: v.refused, counts: v.counts, registries: [...v.registriesUsed].sort() };
 }
 
 interface BreakObjects {
@@ -101,6 +108,7 @@ interface BreakObjects {
 class Verifier {
   readonly problems: LogFinding[] = [];
   readonly notices: LogFinding[] = [];
+  readonly refused: RefusedSignature[] = [];
   readonly counts: LogCounts = { breaks: 0, events: 0, signed: 0, countersigned: 0, by_run: 0, unsigned: 0, legacy: 0, observations: 0, proposals: 0, signatures: 0 };
   readonly registriesUsed = new Set<string>();
   private readonly registries = new Map<string, SignerRegistry | null>();
@@ -117,6 +125,12 @@ class Verifier {
   }
 
   private problem(key: string, problem: string): void { this.problems.push({ key, problem }); }
+  /** A problem that refuses `signer`'s signature on `key`. */
+  private refuse(key: string, signer: string, problem: string): null {
+    this.problem(key, problem);
+    this.refused.push({ key, signer, problem });
+    return null;
+  }
   private notice(key: string, notice: string): void { this.notices.push({ key, problem: notice }); }
 
   async run(): Promise<void> {
@@ -152,15 +166,15 @@ class Verifier {
   private async signature(key: string, payload: string, rec: SignatureRecord, what: string, at: MadeAt): Promise<{ signer: string; key: string } | null> {
     this.counts.signatures += 1;
     const reg = await this.registry(rec.registry_sha256);
-    if (!reg) { this.problem(key, `${what} names registry ${short(rec.registry_sha256)}, which the store does not keep (signers/)`); return null; }
+    if (!reg) return this.refuse(key, rec.signer, `${what} names registry ${short(rec.registry_sha256)}, which the store does not keep (signers/)`);
     this.registriesUsed.add(reg.sha256);
     let signer: { signer: string; key: string };
     try { signer = verifyRecord(payload, rec, reg); } catch (e) {
-      if (e instanceof SignatureError) { this.problem(key, `${what} by ${rec.signer}: ${e.message}`); return null; }
+      if (e instanceof SignatureError) return this.refuse(key, rec.signer, `${what} by ${rec.signer}: ${e.message}`);
       throw e;
     }
     const why = (this.trusted ? untrustedKey(rec, this.trusted) : null) ?? (await this.revoked(payload, rec, at));
-    if (why) { this.problem(key, `${what} by ${rec.signer}: ${why}`); return null; }
+    if (why) return this.refuse(key, rec.signer, `${what} by ${rec.signer}: ${why}`);
     return signer;
   }
 
@@ -384,8 +398,8 @@ class Verifier {
  * manifests, reading only that break's objects: what `breaks show` and the console's break page
  * report. Never throws for a bad log.
  */
-export async function verifyOneBreakLog(reader: ObjectReader, manifests: readonly ManifestRef[], breakId: string, trusted: SignerRegistry | null = null): Promise<Pick<LogVerification, 'problems' | 'notices'>> {
+export async function verifyOneBreakLog(reader: ObjectReader, manifests: readonly ManifestRef[], breakId: string, trusted: SignerRegistry | null = null): Promise<Pick<LogVerification, 'problems' | 'notices' | 'refused'>> {
   const scoped: ObjectReader = { get: (k: string) => reader.get(k), list: (p: string) => reader.list(p === 'breaks/' ? `breaks/${breakId}/` : p) };
   const r = await verifyBreakLogs(scoped, { manifests, breakIds: [breakId], trusted });
-  return { problems: r.problems, notices: r.notices };
+  return { problems: r.problems, notices: r.notices, refused: r.refused };
 }

@@ -210,10 +210,15 @@ async function checkShown(ctx: Context, rec: BreakRecord): Promise<ShownCheck> {
   const path = registryPath(ctx.loaded);
   const registry = path && !ctx.config.signing.unsigned ? await loadRegistry(path) : null;
   const trusted = trustedSigners(registry, manifests);
-  const checks = await Promise.all(rec.stored.map((s) => checkSignatures(ctx.store, s.object.payload, s.object.signatures, trusted)));
+  const own = await Promise.all(rec.stored.map((s) => checkSignatures(ctx.store, s.object.payload, s.object.signatures, trusted)));
   const log = await verifyOneBreakLog(ctx.store, manifests, rec.break_id);
   const problems = [...log.problems];
-  checks.forEach((c, i) => c.filter((x) => !x.ok).forEach((x) => problems.push({ key: rec.stored[i].object.key, problem: `${x.role} signature by ${x.signer} (${x.key}) does not verify: ${x.problem}` })));
+  own.forEach((c, i) => c.filter((x) => !x.ok).forEach((x) => problems.push({ key: rec.stored[i].object.key, problem: `${x.role} signature by ${x.signer} (${x.key}) does not verify: ${x.problem}` })));
+  // A signature the log refuses (a signer revoked before it signed, registry-timeline.ts) is marked so on its own line too.
+  const checks = own.map((c, i) => c.map((x) => {
+    const refused = x.ok ? log.refused.find((r) => r.key === rec.stored[i].object.key && r.signer === x.signer) : undefined;
+    return refused ? { ...x, ok: false, problem: refused.problem } : x;
+  }));
   return { checks, verification: { ok: problems.length === 0, trusted_registry: registry ? registry.source : null, problems, notices: log.notices } };
 }
 
