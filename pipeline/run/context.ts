@@ -126,6 +126,8 @@ export interface LoadedInputs {
   readonly conn: DuckDBConnection;
   /** The results cache as the load phase opened it (keyed by the load's inputs, before loading); absent: the evaluate phase opens it. */
   readonly reuse?: EvaluationReuse;
+  /** Manifest notes of the load: entries at a source root that are no dataset's folder (sources/files.ts strayRootEntries). */
+  readonly notes: readonly string[];
 }
 
 /** The evaluate phase's result: each selected control's provisional result, and the shared SQL it ran (sql/common). */

@@ -14,6 +14,8 @@ import { estimateLoadBytes, openEngine, type Engine } from '../load/engine.js';
 import { digestInputs, withLoadHashes, type InputDigest } from '../load/input-digest.js';
 import { loadSources, type LoadProgress, type LoadResult } from '../load/load.js';
 import type { LocatedSources } from '../sources/locate.js';
+import { strayRootEntries } from '../sources/files.js';
+import { DATASETS } from '../contract/datasets.js';
 import { checkInterrupt, onInterrupt } from '../core/interrupt.js';
 import { silentProgress, type ProgressTask } from '../core/progress.js';
 import { labelDatasetLoads, labelQuarantine } from '../sources/postgres/label.js';
@@ -32,6 +34,7 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   const { req, timings } = ctx;
   ctx.logger.info(`loading ${req.sources}`, { phase: 'load' });
   const located = await timed(timings, 'locate_ms', () => ctx.sources.locate(ctx.scratch));
+  const notes = await strayNotes(ctx, located);
   const reads = datasetsRead(req.controls.selected);
   const { engine, conn } = await timed(timings, 'engine_ms', async () => {
     const e = await openEngine(ctx.scratch, await estimateLoadBytes(located.root, reads, located.estimatedBytes), req.settings.duckdb);
@@ -65,7 +68,28 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   }
   // The side files as the loader read them (regular files inside the source root only), for local sources.
   const controlFiles = located.remote ? {} : Object.fromEntries(loaded.datasets.map((d) => [d.dataset, d.control_files]));
-  return { located, loaded, loads: new Map(loaded.datasets.map((d) => [d.dataset, d])), controlFiles, engine, conn, ...(reuse ? { reuse } : {}) };
+  return { located, loaded, loads: new Map(loaded.datasets.map((d) => [d.dataset, d])), controlFiles, engine, conn, notes, ...(reuse ? { reuse } : {}) };
+}
+
+/**
+ * The manifest notes (and stderr warnings) for entries at the source roots that are no dataset's
+ * folder: never read, and named, since a typo'd folder leaves its dataset empty.
+ */
+async function strayNotes(ctx: RunContext, located: LocatedSources): Promise<string[]> {
+  // A database's extract folder is the run's own (and written while this runs): not listed.
+  const root = located.root;
+  const fromFiles = typeof root === 'string' ? [root] : [...root].filter(([d]) => located.plan?.origins.get(d)?.kind !== 'database').map(([, r]) => r);
+  const roots = [...new Set(fromFiles)];
+  const names = DATASETS.map((d) => d.name);
+  const notes: string[] = [];
+  for (const root of roots) {
+    for (const e of await strayRootEntries(root, names)) {
+      const near = e.nearest ? ` (did you mean ${e.nearest}?)` : '';
+      notes.push(`sources: the ${e.kind} ${e.name} at the source root is no dataset's folder and was not read${near}`);
+    }
+  }
+  for (const n of notes) ctx.logger.warn(n, { phase: 'load' });
+  return notes;
 }
 
 /**

@@ -42,7 +42,7 @@ export async function publishRun(ctx: RunContext, inputs: LoadedInputs, evaluate
     // The manifest's own write and what follows it (promotion, break writes, verification, release) cannot be in it.
     ctx.timings.publish_ms = Math.round(performance.now() - publishStart);
     ctx.timings.wall_ms = Math.round(performance.now() - ctx.originMs);
-    return manifestDocument(manifestParts(ctx, inputs, settled, outputs, { code, fingerprints, chain, notes: evaluated.notes, evaluation: evaluated.evaluation }));
+    return manifestDocument(manifestParts(ctx, inputs, settled, outputs, { code, fingerprints, chain, notes: [...inputs.notes, ...evaluated.notes], evaluation: evaluated.evaluation }));
   }, { signer, onRepair: (r) => ctx.logger.warn(r.message), fault: ctx.fault });
   await ctx.fault('published');
   return published;

@@ -219,3 +219,46 @@ export async function listDatasetFolder(root: string, dataset: string): Promise<
     importReportPath: importReport && !importReport.refused ? importReport.path : undefined,
   };
 }
+
+/** An entry at a source root that is no dataset's folder: its name, kind, and the dataset it is nearest to (edit distance ≤ 3). */
+export interface StrayEntry {
+  readonly name: string;
+  readonly kind: 'folder' | 'file';
+  readonly nearest: string | null;
+}
+
+/**
+ * The entries of the source folder `root` that are not one of `datasets` (names starting with
+ * `_` or `.` aside, as inside a dataset folder): a typo'd dataset folder means the real dataset
+ * is missing, so a run names them instead of skipping them without a word. Sorted by name; none
+ * when `root` cannot be listed (the datasets' own listing reports that).
+ */
+export async function strayRootEntries(root: string, datasets: readonly string[]): Promise<StrayEntry[]> {
+  const names = await readdir(root, { withFileTypes: true }).catch(() => []);
+  const known = new Set(datasets);
+  return names
+    .filter((e) => !known.has(e.name) && !e.name.startsWith('_') && !e.name.startsWith('.'))
+    .map((e) => ({ name: e.name, kind: e.isDirectory() ? 'folder' as const : 'file' as const, nearest: nearestName(e.name, datasets) }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** The name of `names` nearest to `name` by edit distance, when within 3; null otherwise. */
+function nearestName(name: string, names: readonly string[]): string | null {
+  let best: { n: string; d: number } | null = null;
+  for (const n of names) {
+    const d = editDistance(name, n);
+    if (d <= 3 && (!best || d < best.d)) best = { n, d };
+  }
+  return best?.n ?? null;
+}
+
+/** Levenshtein distance of `a` and `b` (one row kept). */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
