@@ -12,7 +12,7 @@ import { cpSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'no
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reckonIn, scratchDir } from './helpers/cli.js';
+import { reckonAsync, reckonIn, scratchDir } from './helpers/cli.js';
 import { makeKey, sshKeygenSign } from './helpers/ssh.js';
 import { canonicalJson } from '../pipeline/core/canonical.js';
 import { ID, WINDOW, rc06Sources, signers } from './fixtures/breaks.js';
@@ -45,6 +45,19 @@ beforeAll(async () => {
   await ok('olivia', 'advance', ID, '--to', 'CONTAINED', '--expected-version', '2', '--approver', 'amy', '--note', 'notices paused');
   await ok('amy', 'approve', ID, '--version', '3');
 });
+
+/** The HTML of `path` from `reckon console` on `store` with `config` (a child process on a free loopback port, stopped after). */
+async function consolePage(store: string, config: string, path: string): Promise<string> {
+  const proc = reckonAsync(['console', '--store', store, '--config', config, '--port', '0']);
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      proc.stdout!.on('data', (d) => { out += String(d); const m = /^reckon console: (http:\/\/127\.0\.0\.1:[0-9]+) /.exec(out); if (m) resolve(m[1]); });
+      proc.once('exit', (code) => reject(new Error(`console exited ${code}: ${out}`)));
+    });
+    return await (await fetch(url + path)).text();
+  } finally { proc.kill('SIGTERM'); }
+}
 
 describe('a signer removed from the registry', () => {
   it('cannot sign with the old configuration once a run recorded the new registry (exit 2, naming both versions)', async () => {
@@ -84,6 +97,10 @@ describe('a signer removed from the registry', () => {
     expect(amy).toHaveLength(2);
     expect(amy[0]).toMatch(/approver amy \S+ verified/);
     expect(amy[1]).toMatch(new RegExp(`approver amy \\S+ NOT VERIFIED \\(the approver's countersignature by amy: it names registry [0-9a-f]{12}… but was made after manifests/${name.replace('.', '[.]')}, whose run recorded registry`));
+    // The console's break page, the same.
+    const page = await consolePage(store, rotated, `/breaks/${ID}`);
+    const items = [...page.matchAll(/<li>(?:(?!<\/li>).)*approver <strong>amy<\/strong>(?:(?!<\/li>).)*<\/li>/g)].map((m) => m[0]);
+    expect(items.map((i) => (i.includes('✓ verified') ? 'verified' : i.includes('✗ does not verify') && i.includes('but was made after manifests/') ? 'refused' : i))).toEqual(['verified', 'refused']);
   });
 
   it('a proposal made before the rotation and countersigned after it by a signer still in the registry verifies', async () => {

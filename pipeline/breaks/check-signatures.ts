@@ -62,3 +62,22 @@ export function untrustedKey(s: SignatureRecord, trusted: TrustedSigners): strin
   if (mine || s.registry_sha256 === reg.sha256 || trusted.recorded.has(s.registry_sha256)) return null;
   return `key ${s.key} is not ${s.signer}'s in the trusted registry ${reg.source}, and the registry ${s.registry_sha256.slice(0, 12)}… the signature names is recorded by no published run: a registry written into the store`;
 }
+
+/** A signature the break log's check refused (verify-log.ts RefusedSignature): the object's key, the signer and why. */
+export interface LogRefusal {
+  readonly key: string;
+  readonly signer: string;
+  readonly problem: string;
+}
+
+/**
+ * `checks` (the signatures of the object `key`) with each one the break log's check refused
+ * marked not verified, with the log's problem — a signer revoked before it signed, which only the
+ * published runs' checkpoints show (registry-timeline.ts): one decision for the log and each line.
+ */
+export function withLogRefusals(key: string, checks: readonly SignatureCheck[], refused: readonly LogRefusal[]): SignatureCheck[] {
+  return checks.map((x) => {
+    const r = x.ok ? refused.find((f) => f.key === key && f.signer === x.signer) : undefined;
+    return r ? { ...x, ok: false, problem: r.problem } : x;
+  });
+}

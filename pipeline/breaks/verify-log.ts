@@ -30,7 +30,7 @@ import { sha256Hex } from '../core/digest.js';
 import { ConfigError, SignatureError } from '../core/errors.js';
 import { archivedRegistry, type ObjectReader, type SignerRegistry } from '../signing/registry.js';
 import { verifyRecord, type SignatureRecord } from '../signing/signatures.js';
-import { trustedSigners, untrustedKey, type TrustedSigners } from './check-signatures.js';
+import { trustedSigners, untrustedKey, type LogRefusal, type TrustedSigners } from './check-signatures.js';
 import { RegistryTimeline, type MadeAt } from './registry-timeline.js';
 import { RECONCILER } from './transitions.js';
 import type { ManifestV1 } from '../../manifests/v1/schema.js';
@@ -42,9 +42,7 @@ export interface LogFinding {
 }
 
 /** A signature record the check refused: the object's key, the signer, and the problem as in `problems`. */
-export interface RefusedSignature extends LogFinding {
-  readonly signer: string;
-}
+export interface RefusedSignature extends LogFinding, LogRefusal {}
 
 /** What the check counted. */
 export interface LogCounts {

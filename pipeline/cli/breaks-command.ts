@@ -15,7 +15,7 @@ import { type ObjectStore } from '../store/object-store.js';
 import { openStore } from '../store/open-store.js';
 import { actionContext, advanceBreak, approveProposal, withdrawProposal, type ActionContext, type ActionResult } from '../breaks/actions.js';
 import { BreakStore, type BreakRecord, type StoredProposal } from '../breaks/break-store.js';
-import { checkSignatures, trustedSigners, type SignatureCheck } from '../breaks/check-signatures.js';
+import { checkSignatures, trustedSigners, withLogRefusals, type SignatureCheck } from '../breaks/check-signatures.js';
 import { verifyOneBreakLog, type LogFinding } from '../breaks/verify-log.js';
 import { loadRegistry } from '../signing/registry.js';
 import { listManifests } from '../store/manifests.js';
@@ -215,10 +215,7 @@ async function checkShown(ctx: Context, rec: BreakRecord): Promise<ShownCheck> {
   const problems = [...log.problems];
   own.forEach((c, i) => c.filter((x) => !x.ok).forEach((x) => problems.push({ key: rec.stored[i].object.key, problem: `${x.role} signature by ${x.signer} (${x.key}) does not verify: ${x.problem}` })));
   // A signature the log refuses (a signer revoked before it signed, registry-timeline.ts) is marked so on its own line too.
-  const checks = own.map((c, i) => c.map((x) => {
-    const refused = x.ok ? log.refused.find((r) => r.key === rec.stored[i].object.key && r.signer === x.signer) : undefined;
-    return refused ? { ...x, ok: false, problem: refused.problem } : x;
-  }));
+  const checks = own.map((c, i) => withLogRefusals(rec.stored[i].object.key, c, log.refused));
   return { checks, verification: { ok: problems.length === 0, trusted_registry: registry ? registry.source : null, problems, notices: log.notices } };
 }
 

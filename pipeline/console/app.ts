@@ -37,7 +37,7 @@ import { esc, page, type Frame } from './layout.js';
 import { parseQuery, queryString, select, toCsv } from './queue.js';
 import { queuePage } from './queue-page.js';
 import { ageingPage, runsPage } from './runs-ageing.js';
-import { checkSignatures, refreshState, trustedSigners, verifyOneBreak, verifyStore, type ConsoleState } from './state.js';
+import { checkSignatures, refreshState, trustedSigners, verifyOneBreak, verifyStore, withLogRefusals, type ConsoleState } from './state.js';
 
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const COOKIE = 'reckon_console';
@@ -178,14 +178,17 @@ function breakRoutes({ app, state, csrf, frame }: ConsoleKit): void {
     if (!rec || !row) return html(c, frame('No such break', 'break'), `<h1>No break ${esc(id)}</h1><p><a href="/">← queue</a></p>`, 404);
     // The same trust as `breaks show`: the registry the signature names, and the console's own (a registry written into the store does not pass).
     const trusted = trustedSigners(state.registry, state.manifests);
-    const checks = new Map<string, Awaited<ReturnType<typeof checkSignatures>>>();
-    for (const s of rec.stored) checks.set(s.object.key, await checkSignatures(state.store, s.object.payload, s.object.signatures, trusted));
+    const chain = await verifyOneBreak(state, id);
+    // Each signature as the log judges it too (a signer revoked before it signed).
+    const check = async (o: { key: string; payload: string; signatures: Parameters<typeof checkSignatures>[2] }) => withLogRefusals(o.key, await checkSignatures(state.store, o.payload, o.signatures, trusted), chain.refused);
+    const checks = new Map<string, Awaited<ReturnType<typeof check>>>();
+    for (const s of rec.stored) checks.set(s.object.key, await check(s.object));
     const proposals = await Promise.all(rec.proposals.map(async (p) => ({
       key: p.object.key, digest: p.object.digest, version: p.event.version, to: p.event.to_state, actor: p.event.actor, approver: p.event.evidence.approver ?? null,
-      at: p.event.at, note: p.event.evidence.note ?? null, ...proposalChoices(state, rec, p), checks: await checkSignatures(state.store, p.object.payload, p.object.signatures, trusted),
+      at: p.event.at, note: p.event.evidence.note ?? null, ...proposalChoices(state, rec, p), checks: await check(p.object),
     })));
     const view: BreakView = {
-      rec, row, checks, chain: await verifyOneBreak(state, id), next: nextStep(state, rec), proposals,
+      rec, row, checks, chain, next: nextStep(state, rec), proposals,
       difference: await latestDifference(state, rec),
       runs: state.manifests.map((x) => x.manifest.run_id).reverse(), csrf: csrf(c), flash,
     };

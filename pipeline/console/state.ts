@@ -5,7 +5,7 @@
  * manifests are refreshed on change, the verification on start and on request.
  */
 import { actionContext, configuredRegistry, type ActionContext } from '../breaks/actions.js';
-import { verifyOneBreakLog, type LogFinding } from '../breaks/verify-log.js';
+import { verifyOneBreakLog, type LogFinding, type RefusedSignature } from '../breaks/verify-log.js';
 import { registryPath, type LoadedConfig } from '../config/config.js';
 import type { ControlDefinition } from '../controls/definitions.js';
 import { verifyManifests, type VerifyProblem } from '../publish/verify-chain.js';
@@ -115,9 +115,9 @@ export async function refreshState(state: ConsoleState, sweep = true): Promise<s
   return sweep ? [...fromRuns, ...await state.index.refreshChanged(state.manifests)] : fromRuns;
 }
 
-export { checkSignatures, trustedSigners, type SignatureCheck } from '../breaks/check-signatures.js';
+export { checkSignatures, trustedSigners, withLogRefusals, type SignatureCheck } from '../breaks/check-signatures.js';
 
 /** The break-log check of one break (chain, signatures, bindings, heads) against the published manifests. */
-export async function verifyOneBreak(state: ConsoleState, breakId: string): Promise<{ problems: LogFinding[]; notices: LogFinding[] }> {
+export async function verifyOneBreak(state: ConsoleState, breakId: string): Promise<{ problems: LogFinding[]; notices: LogFinding[]; refused: RefusedSignature[] }> {
   return verifyOneBreakLog(state.store, state.manifests, breakId);
 }
