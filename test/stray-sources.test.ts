@@ -3,7 +3,7 @@
  * run/phase-load.ts): never read, named in a manifest note and a warning on stderr, with the
  * dataset they are nearest to; the results are those of the same sources without them.
  */
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { strayRootEntries } from '../pipeline/sources/files.js';
@@ -23,6 +23,17 @@ describe('a source root holding entries that are not datasets', () => {
     writeFileSync(join(src, 'README.csv'), 'a,b\n1,2\n');
     mkdirSync(join(src, '_exporter_state'));
     writeFileSync(join(src, '.DS_Store'), '');
+    const odd = join(tmp.dir, 'odd');
+    mkdirSync(odd);
+    mkdirSync(join(odd, 'orders'));
+    writeFileSync(join(odd, 'line\nbreak'), '');
+    writeFileSync(Buffer.concat([Buffer.from(`${odd}/latin-`), Buffer.from([0xe9])]), '');
+    symlinkSync(join(src, 'orders'), join(odd, 'order'));
+    expect(await strayRootEntries(odd, DATASETS.map((d) => d.name))).toEqual([
+      { name: 'latin-\\xe9', kind: 'file', nearest: null },
+      { name: 'line\\x0abreak', kind: 'file', nearest: null },
+      { name: 'order', kind: 'link', nearest: 'orders' },
+    ]);
     expect(await strayRootEntries(src, DATASETS.map((d) => d.name))).toEqual([
       { name: 'README.csv', kind: 'file', nearest: null },
       { name: 'notification_exception', kind: 'folder', nearest: 'notification_exceptions' },

@@ -222,8 +222,9 @@ export async function listDatasetFolder(root: string, dataset: string): Promise<
 
 /** An entry at a source root that is no dataset's folder: its name, kind, and the dataset it is nearest to (edit distance ≤ 3). */
 export interface StrayEntry {
+  /** As UTF-8 with control characters as `\xNN`, or with `\xNN` for its bytes when it is not UTF-8 (escapedName): one line, readable. */
   readonly name: string;
-  readonly kind: 'folder' | 'file';
+  readonly kind: 'folder' | 'file' | 'link';
   readonly nearest: string | null;
 }
 
@@ -234,12 +235,16 @@ export interface StrayEntry {
  * when `root` cannot be listed (the datasets' own listing reports that).
  */
 export async function strayRootEntries(root: string, datasets: readonly string[]): Promise<StrayEntry[]> {
-  const names = await readdir(root, { withFileTypes: true }).catch(() => []);
+  const entries = await readdir(root, { withFileTypes: true, encoding: 'buffer' }).catch(() => []);
   const known = new Set(datasets);
-  return names
-    .filter((e) => !known.has(e.name) && !e.name.startsWith('_') && !e.name.startsWith('.'))
-    .map((e) => ({ name: e.name, kind: e.isDirectory() ? 'folder' as const : 'file' as const, nearest: nearestName(e.name, datasets) }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const out: StrayEntry[] = [];
+  for (const e of entries) {
+    const bytes = e.name as unknown as Buffer;
+    const name = isUtf8(bytes) ? bytes.toString('utf8').replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`) : escapedName(bytes);
+    if (known.has(name) || name.startsWith('_') || name.startsWith('.')) continue;
+    out.push({ name, kind: e.isSymbolicLink() ? 'link' : e.isDirectory() ? 'folder' : 'file', nearest: nearestName(name, datasets) });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** The name of `names` nearest to `name` by edit distance, when within 3; null otherwise. */
