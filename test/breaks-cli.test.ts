@@ -113,7 +113,7 @@ describe('reckon breaks on a one-break store', () => {
     expect(pending.map((x: { proposal: { approver: string } }) => x.proposal.approver).sort()).toEqual(['abe', 'amy']);
     const digests = Object.fromEntries(pending.map((x: { proposal: { approver: string; sha256: string } }) => [x.proposal.approver, x.proposal.sha256.slice(0, 16)]));
     // Both approvers read the break before either writes (in process, so the race is certain on a
-    // loaded machine; a process that starts after the winner landed is refused PROPOSAL_NOT_CURRENT).
+    // loaded machine; a process that starts after the winner landed exits 6 too, PROPOSAL_NOT_CURRENT named).
     const objects = await openStore(store);
     const loaded = await loadConfig(people.config, await loadControls());
     const seen = (await new BreakStore(objects).read(id))!;

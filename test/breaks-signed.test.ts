@@ -120,17 +120,6 @@ const REFUSALS: Refusal[] = [
     },
   },
   {
-    name: 'a proposal that is no longer current (a rival proposal was countersigned first)', rule: 'PROPOSAL_NOT_CURRENT',
-    prepare: async (store) => {
-      const first = readdirSync(join(store, 'breaks', ID, 'proposals'))[0].slice(7, 23);
-      const b = breaks(store, people.config);
-      expect((await b('advance', ID, '--to', 'CONTAINED', '--expected-version', '2', '--approver', 'abe', '--key', people.keys.olivia.key)).code).toBe(0);
-      const rival = readdirSync(join(store, 'breaks', ID, 'proposals')).map((f) => f.slice(7, 23)).find((d) => d !== first)!;
-      expect((await b('approve', ID, '--version', '3', '--proposal', rival, '--key', people.keys.abe.key)).code).toBe(0);
-      return { args: approveAs('amy', '--proposal', first) };
-    },
-  },
-  {
     name: 'a signature over other bytes (the proposal edited, renamed to its new digest)', rule: 'SIGNATURE_OTHER_BYTES',
     prepare: (store) => {
       const o = JSON.parse(readFileSync(proposalFile(store), 'utf8'));
@@ -182,6 +171,21 @@ describe('refusals: exit 2, the rule named, nothing written', () => {
       expect(snapshot(store)).toEqual(before);
     });
   }
+
+  it('an approval of a proposal whose version a rival proposal\'s countersignature took first: exit 6 (lost the race, CONTRACT §7), PROPOSAL_NOT_CURRENT named, nothing written', async () => {
+    const store = copy();
+    const first = readdirSync(join(store, 'breaks', ID, 'proposals'))[0].slice(7, 23);
+    const b = breaks(store, people.config);
+    expect((await b('advance', ID, '--to', 'CONTAINED', '--expected-version', '2', '--approver', 'abe', '--key', people.keys.olivia.key)).code).toBe(0);
+    const rival = readdirSync(join(store, 'breaks', ID, 'proposals')).map((f) => f.slice(7, 23)).find((d) => d !== first)!;
+    expect((await b('approve', ID, '--version', '3', '--proposal', rival, '--key', people.keys.abe.key)).code).toBe(0);
+    const before = snapshot(store);
+    const r = await b(...approveAs('amy', '--proposal', first));
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stderr).toContain(`break ${ID}: version 3 already landed (CONTAINED by olivia): this proposal expected it and is no longer current (PROPOSAL_NOT_CURRENT); the break is CONTAINED at version 3`);
+    expect(r.stderr).not.toMatch(/PRIVATE KEY/);
+    expect(snapshot(store)).toEqual(before);
+  });
 
   it('a registry that does not parse names every problem with its path', async () => {
     const reg = join(tmp.dir, 'bad-all');

@@ -249,7 +249,8 @@ const APPROVALS: ApprovalRow[] = [
   { name: 'someone the proposal does not name', approver: { name: 'vera', key: 'SHA256:vera' }, expect: 'APPROVER_NOT_DESIGNATED' },
   { name: 'reconciler countersigns', approver: { name: 'reconciler', key: null }, expect: 'RECONCILER_RESERVED' },
   { name: 'an approver whose roles (since changed) do not approve the control', approver: { name: 'tom', key: 'SHA256:tom' }, proposal: (r) => proposal(r, { approver: 'tom', roles: false }), expect: 'ROLE_MAY_NOT_APPROVE' },
-  { name: 'the break moved on since the proposal', approver: AMY, rec: () => { const r = record('TRIAGED'); return { ...r, ...record('CONTAINED') }; }, proposal: () => proposal(record('TRIAGED')), expect: 'PROPOSAL_NOT_CURRENT' },
+  { name: 'another event took the proposal\'s version (lost the race: exit 6)', approver: AMY, rec: () => { const r = record('TRIAGED'); return { ...r, ...record('CONTAINED') }; }, proposal: () => proposal(record('TRIAGED')), expect: 'STALE' },
+  { name: 'the break moved two versions on since the proposal (exit 6)', approver: AMY, rec: () => record('CORRECTED'), proposal: () => proposal(record('TRIAGED')), expect: 'STALE' },
   { name: 'a proposal for a head that is not the break\'s head', approver: AMY, rec: () => ({ ...record('TRIAGED'), head_sha256: 'd'.repeat(64) }), expect: 'PROPOSAL_NOT_CURRENT' },
   { name: 'a withdrawn proposal', approver: AMY, proposal: (r) => proposal(r, { withdrawn: true }), expect: 'PROPOSAL_WITHDRAWN' },
   { name: 'a proposal older than its maximum age', approver: AMY, now: new Date(NOW.getTime() + MAX_AGE_S * 1000 + 1), expect: 'PROPOSAL_EXPIRED' },
@@ -264,6 +265,7 @@ function judgeApprovalRow(row: ApprovalRow): Outcome {
     return 'ok';
   } catch (e) {
     if (e instanceof TransitionRuleError) { rulesHit.add(e.rule); expect(exitCodeOf(e)).toBe(ExitCode.USAGE); return e.rule as TransitionRule; }
+    if (e instanceof ConcurrencyError) { expect(e.kind).toBe('version'); expect(exitCodeOf(e)).toBe(ExitCode.TRANSITION_LOST); expect(e.message).toContain('PROPOSAL_NOT_CURRENT'); return 'STALE'; }
     throw e;
   }
 }

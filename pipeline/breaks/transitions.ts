@@ -250,12 +250,14 @@ export interface Approver {
  * current (its version the next one and its previous digest the head's), not withdrawn, younger
  * than `maxAgeS`; the approver must not be the proposer, by name or by key, must be the approver
  * the proposal names, and must be allowed by the roles. Throws TransitionRuleError naming the rule,
- * or ConcurrencyError (exit 6) when this very proposal has landed already (another approval won).
+ * or ConcurrencyError (exit 6) when this very proposal has landed already (another approval won)
+ * or another event took its version (tookVersion).
  * (The proposer's signature is checked by the caller, signing/signatures.ts verifyRecord.)
  */
 export function judgeApproval(rec: BreakLog, proposal: StoredProposal, approver: Approver, policy: TransitionPolicy, maxAgeS: number, now: Date = new Date()): void {
   const p = proposal.event;
   if (rec.stored[p.version - 1]?.object.digest === proposal.object.digest) throw landedFirst(rec, p.version);
+  if (p.version <= rec.version) throw tookVersion(rec, p.version);
   if (p.version !== rec.version + 1 || p.previous_event_sha256 !== rec.head_sha256) {
     refuse('PROPOSAL_NOT_CURRENT', `it is for version ${p.version}; the break is ${rec.state} at version ${rec.version}`);
   }
@@ -279,6 +281,18 @@ function landedFirst(rec: Pick<BreakLog, 'break_id' | 'stored'>, version: number
   const landed = rec.stored[version - 1];
   const by = landed?.object.signatures.find((s) => s.role === 'approver')?.signer;
   return new ConcurrencyError(`break ${rec.break_id}: version ${version} already landed: this proposal was countersigned${by ? ` by ${by}` : ''} first (another approval won the race)`, 'version');
+}
+
+/**
+ * The approval of a proposal whose version another event took first (a rival proposal
+ * countersigned, a direct step, a run's reopening): the transition expected that version and
+ * another landed first, so it lost the race (CONTRACT §5 and §7: exit 6), whether the approver read
+ * the log before or after the other event landed; the two cannot be told apart afterwards.
+ */
+function tookVersion(rec: Pick<BreakLog, 'break_id' | 'stored' | 'state' | 'version'>, version: number): ConcurrencyError {
+  const e = rec.stored[version - 1]?.event;
+  const what = e ? `${e.to_state} by ${e.actor}` : 'another event';
+  return new ConcurrencyError(`break ${rec.break_id}: version ${version} already landed (${what}): this proposal expected it and is no longer current (PROPOSAL_NOT_CURRENT); the break is ${rec.state} at version ${rec.version}`, 'version');
 }
 
 /** How a proposal stands now: pending, approved (its event landed), withdrawn, superseded (the break moved on) or expired. */
