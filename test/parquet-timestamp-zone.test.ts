@@ -109,6 +109,30 @@ describe('Parquet timestamps must be UTC-adjusted (CONTRACT §1)', () => {
     }
   });
 
+  it('a nanosecond value without zone is timestamp_without_zone also when it is finer than the microsecond (both rules broken; the zone named)', async () => {
+    const root = join(tmp.dir, `case-${++counter}`);
+    mkdirSync(join(root, 'outbox_events'), { recursive: true });
+    const ts = (name: string) => ({ name, type: 'INT64' as const, logical_type: { type: 'TIMESTAMP' as const, isAdjustedToUTC: false, unit: 'NANOS' as const }, repetition_type: 'OPTIONAL' as const });
+    const str = (name: string) => ({ name, type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const });
+    const at = 1_793_613_754_907_796_000n; // 2026-11-02T10:02:34.907796 in nanoseconds, wall time
+    parquetWriteFile({
+      filename: join(root, 'outbox_events', 'naive-ns.parquet'),
+      schema: [{ name: 'root', num_children: 6 }, ts('created_at'), str('event_id'), str('aggregate_id'), str('event_type'), str('publish_status'), ts('published_at')],
+      columnData: [
+        { name: 'created_at', data: [at + 789n, at] }, { name: 'event_id', data: ['EV-1', 'EV-2'] },
+        { name: 'aggregate_id', data: ['ORD-1', 'ORD-1'] }, { name: 'event_type', data: ['OrderAccepted', 'OrderAccepted'] },
+        { name: 'publish_status', data: ['SENT', 'PENDING'] }, { name: 'published_at', data: [null, null] },
+      ],
+    });
+    for (const opts of [{ fast: false, views: false }, { fast: true, views: true }]) {
+      const { r } = await load(root, opts);
+      expect(r.quarantine.map((e) => [e.row, e.column, e.rule, (JSON.parse(e.raw) as Record<string, string>)[e.column!], e.message])).toEqual([
+        [1, 'created_at', 'timestamp_without_zone', '2026-11-02T10:02:34.907796789', "created_at: '2026-11-02T10:02:34.907796789' has no zone (Z or ±HH:MM); a timestamp without zone is rejected (and its fraction is finer than the microsecond)"],
+        [2, 'created_at', 'timestamp_without_zone', '2026-11-02T10:02:34.907796', "created_at: '2026-11-02T10:02:34.907796' has no zone (Z or ±HH:MM); a timestamp without zone is rejected"],
+      ]);
+    }
+  });
+
   for (const opts of [{ fast: false, views: false }, { fast: true, views: false }, { fast: true, views: true }]) {
     it(`quarantines every value without zone and loads the UTC-adjusted file (fast ${opts.fast}, views ${opts.views})`, async () => {
       const root = join(tmp.dir, `case-${++counter}`);

@@ -167,6 +167,13 @@ describe('timestamps, dates, cutoffs', () => {
     }), RUNS);
   });
 
+  it('a wall time finer than the microsecond and without zone is timestamp_without_zone (the zone named); with a zone it is timestamp_form', () => {
+    expect(parseTimestamp('2026-11-02T10:00:00.1234567')).toMatchObject({ ok: false, rule: 'timestamp_without_zone', message: "'2026-11-02T10:00:00.1234567' has no zone (Z or ±HH:MM); a timestamp without zone is rejected (and its fraction is finer than the microsecond)" });
+    expect(parseTimestamp('2026-11-02T10:00:00.123456789Z')).toMatchObject({ ok: false, rule: 'timestamp_form' });
+    expect(parseTimestamp('2026-11-02T10:00:00.')).toMatchObject({ ok: false, rule: 'timestamp_form' });
+    expect(parseLocalTimestamp('2026-11-02T10:00:00.1234567')).toMatchObject({ ok: false, rule: 'timestamp_form' });
+  });
+
   it('an offset beyond ±18:00 or with minutes over 59 is timestamp_offset (issue 18: +18:01 was accepted)', () => {
     fc.assert(fc.property(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 99 }), fc.integer({ min: 0, max: 99 }), (sign, oh, om) => {
       fc.pre(oh * 60 + om > 18 * 60 || om > 59);

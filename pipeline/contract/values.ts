@@ -59,6 +59,8 @@ export function parseInt64(text: string): Parsed<bigint> {
   return ok(v);
 }
 
+/** A wall time with a fraction of more than 6 digits and no zone (see parseWall). */
+const FINE_WALL_RE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{7,}$/;
 const TS_RE = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?(Z|[+-][0-9]{2}:[0-9]{2})?$/;
 
 /**
@@ -100,6 +102,9 @@ export interface WallTime {
 
 function parseWall(text: string, requireZone: boolean): Parsed<WallTime> {
   const m = TS_RE.exec(text);
+  // A wall time finer than the microsecond and without zone breaks both rules; the zone is what
+  // the column lacks for every value (a Parquet TIMESTAMP_NS not adjusted to UTC), so it is named.
+  if (!m && requireZone && FINE_WALL_RE.test(text)) return bad('timestamp_without_zone', `'${clip(text)}' has no zone (Z or ±HH:MM); a timestamp without zone is rejected (and its fraction is finer than the microsecond)`);
   if (!m) return bad('timestamp_form', `'${clip(text)}' is not YYYY-MM-DDTHH:MM:SS[.ffffff]${requireZone ? '(Z|±HH:MM)' : ''}`);
   const [, ys, mos, ds, hs, mis, ss, fs, zone] = m;
   if (requireZone && zone === undefined) return bad('timestamp_without_zone', `'${clip(text)}' has no zone (Z or ±HH:MM); a timestamp without zone is rejected`);
