@@ -28,6 +28,8 @@ beforeAll(async () => {
   for (const rel of filesUnder(sources.dir)) {
     await client.send(new PutObjectCommand({ Bucket: 'reckon-sources', Key: `landing/2026-11-02/${rel}`, Body: readFileSync(join(sources.dir, rel)) }));
   }
+  // A typo'd dataset folder on the landing prefix only: never read, so the digest is the folder's.
+  await client.send(new PutObjectCommand({ Bucket: 'reckon-sources', Key: 'landing/2026-11-02/notification_exception/part-0001.csv', Body: 'not,a,dataset\n' }));
 });
 afterAll(async () => {
   await s3?.stop();
@@ -68,6 +70,9 @@ describe('reckon run with S3 sources and an S3 store', () => {
     const manifestKey = path.replace('s3://reckon-store/', '');
     const manifest = await getJson(manifestKey);
     expect(manifest.sources.location).toBe('s3://reckon-sources/landing/2026-11-02');
+    const stray = "sources: the folder notification_exception at the source root s3://reckon-sources/landing/2026-11-02 is no dataset's folder and was not read (did you mean notification_exceptions?)";
+    expect(manifest.notes.filter((n: string) => n.startsWith('sources: '))).toEqual([stray]);
+    expect(fromS3.stderr).toContain(stray);
     const orders = manifest.sources.datasets.orders.objects;
     expect(orders.length).toBe(1);
     const body = readFileSync(join(sources.dir, 'orders', 'part-0001.csv'));

@@ -68,7 +68,7 @@ describe('listing and staging past 1,000 objects', () => {
     const { dir, cleanup } = scratchDir();
     try {
       pages = 0;
-      const staged = await stageS3Sources('s3://reckon-src/many', dir, { client: listing, retry: FAST, concurrency: 16 });
+      const { objects: staged } = await stageS3Sources('s3://reckon-src/many', dir, { client: listing, retry: FAST, concurrency: 16 });
       expect(pages).toBeGreaterThanOrEqual(2);
       expect(staged.length).toBe(N);
       for (const o of staged) {
@@ -92,10 +92,19 @@ describe('listing and staging past 1,000 objects', () => {
     await put('few/orders/deeper/b.csv', 'x\n');
     await put('few/not_a_dataset/c.csv', 'x\n');
     await put('few/venue_fills/', '');
+    await put('few/notification_exception/d.csv', 'x\n');
+    await put('few/README.csv', 'x\n');
+    await put('few/_exporter_state/e.json', '{}');
     const { dir, cleanup } = scratchDir();
     try {
-      const staged = await stageS3Sources('s3://reckon-src/few', dir, { client, retry: FAST });
+      const { objects: staged, stray } = await stageS3Sources('s3://reckon-src/few', dir, { client, retry: FAST, datasets: ['orders', 'venue_fills'] });
       expect(staged.map((o) => o.relPath)).toEqual(['orders/_import_report.json', 'orders/_watermark.json', 'orders/a.csv']);
+      // The first-level names that are no dataset of §2 (datasets not asked for are not stray).
+      expect(stray).toEqual([
+        { name: 'README.csv', kind: 'file', nearest: null },
+        { name: 'not_a_dataset', kind: 'folder', nearest: null },
+        { name: 'notification_exception', kind: 'folder', nearest: 'notification_exceptions' },
+      ]);
       expect(readFileSync(join(dir, 'orders', '_watermark.json'), 'utf8')).toContain('2026-11-03');
     } finally { cleanup(); }
   });

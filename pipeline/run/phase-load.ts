@@ -14,7 +14,7 @@ import { estimateLoadBytes, openEngine, type Engine } from '../load/engine.js';
 import { digestInputs, withLoadHashes, type InputDigest } from '../load/input-digest.js';
 import { loadSources, type LoadProgress, type LoadResult } from '../load/load.js';
 import type { LocatedSources } from '../sources/locate.js';
-import { strayRootEntries } from '../sources/files.js';
+import { strayRootEntries, type StrayEntry } from '../sources/files.js';
 import { DATASETS } from '../contract/datasets.js';
 import { checkInterrupt, onInterrupt } from '../core/interrupt.js';
 import { silentProgress, type ProgressTask } from '../core/progress.js';
@@ -76,18 +76,17 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
  * folder: never read, and named, since a typo'd folder leaves its dataset empty.
  */
 async function strayNotes(ctx: RunContext, located: LocatedSources): Promise<string[]> {
-  // A database's extract folder is the run's own (and written while this runs): not listed.
+  // A database's extract folder is the run's own (and written while this runs), an S3 location's
+  // staging folder holds only datasets: neither is listed; an S3 location's listing named its own.
   const root = located.root;
-  const fromFiles = typeof root === 'string' ? [root] : [...root].filter(([d]) => located.plan?.origins.get(d)?.kind !== 'database').map(([, r]) => r);
-  const roots = [...new Set(fromFiles)];
+  const local = typeof root === 'string' ? (located.remote ? [] : [root])
+    : [...root].filter(([d]) => !['database', 's3'].includes(located.plan?.origins.get(d)?.kind ?? '')).map(([, r]) => r);
   const names = DATASETS.map((d) => d.name);
-  const notes: string[] = [];
-  for (const root of roots) {
-    for (const e of await strayRootEntries(root, names)) {
-      const near = e.nearest ? ` (did you mean ${e.nearest}?)` : '';
-      notes.push(`sources: the ${e.kind} ${e.name} at the source root is no dataset's folder and was not read${near}`);
-    }
-  }
+  const found: [string, readonly StrayEntry[]][] = [];
+  for (const r of new Set(local)) found.push(['', await strayRootEntries(r, names)]);
+  for (const [location, entries] of located.strayRemote ?? []) found.push([` ${location}`, entries]);
+  const notes = found.flatMap(([at, entries]) => entries.map((e) =>
+    `sources: the ${e.kind} ${e.name} at the source root${at} is no dataset's folder and was not read${e.nearest ? ` (did you mean ${e.nearest}?)` : ''}`));
   for (const n of notes) ctx.logger.warn(n, { phase: 'load' });
   return notes;
 }

@@ -236,15 +236,28 @@ export interface StrayEntry {
  */
 export async function strayRootEntries(root: string, datasets: readonly string[]): Promise<StrayEntry[]> {
   const entries = await readdir(root, { withFileTypes: true, encoding: 'buffer' }).catch(() => []);
-  const known = new Set(datasets);
-  const out: StrayEntry[] = [];
-  for (const e of entries) {
+  return strayAmong(entries.map((e) => {
     const bytes = e.name as unknown as Buffer;
-    const name = isUtf8(bytes) ? bytes.toString('utf8').replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`) : escapedName(bytes);
-    if (known.has(name) || name.startsWith('_') || name.startsWith('.')) continue;
-    out.push({ name, kind: e.isSymbolicLink() ? 'link' : e.isDirectory() ? 'folder' : 'file', nearest: nearestName(name, datasets) });
-  }
+    const name = isUtf8(bytes) ? controlsEscaped(bytes.toString('utf8')) : escapedName(bytes);
+    return { name, kind: e.isSymbolicLink() ? 'link' as const : e.isDirectory() ? 'folder' as const : 'file' as const };
+  }), datasets);
+}
+
+/**
+ * The stray entries among `entries` (a source root's listing, local or the first level of an S3
+ * prefix, names already shown on one line): those that are not one of `datasets` and do not start
+ * with `_` or `.`, each with its nearest dataset, sorted by name.
+ */
+export function strayAmong(entries: readonly { name: string; kind: StrayEntry['kind'] }[], datasets: readonly string[]): StrayEntry[] {
+  const known = new Set(datasets);
+  const out = entries.filter((e) => !known.has(e.name) && !e.name.startsWith('_') && !e.name.startsWith('.'))
+    .map((e) => ({ name: e.name, kind: e.kind, nearest: nearestName(e.name, datasets) }));
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** `name` with its control characters (a newline, DEL) as `\xNN`, so that it prints on one line. */
+export function controlsEscaped(name: string): string {
+  return name.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 /** The name of `names` nearest to `name` by edit distance, when within 3; null otherwise. */

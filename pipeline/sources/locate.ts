@@ -9,6 +9,7 @@ import { ConfigError } from '../core/errors.js';
 import { DEFAULT_SETTINGS, type S3Settings } from '../core/settings.js';
 import type { WrittenFile } from './csv-fast.js';
 import type { DatabaseExtract } from './postgres/extract.js';
+import type { StrayEntry } from './files.js';
 
 
 /** Per-object metadata from a remote source, keyed by path relative to the source root (`orders/part-1.csv`). */
@@ -33,6 +34,8 @@ export interface LocatedSources {
   readonly root: DatasetRoots;
   readonly location: string;
   readonly remote?: RemoteObjectInfo;
+  /** Entries at the first level of each `s3://` location that are no dataset's folder (never staged), by location. */
+  readonly strayRemote?: ReadonlyMap<string, readonly StrayEntry[]>;
   /** Set for a sources file: where each dataset came from, the database extracts, whole-dataset faults. */
   readonly plan?: PlannedSources;
   /**
@@ -85,8 +88,9 @@ export async function locateSources(location: string, scratch: string, s3: S3Set
     const { stageS3Sources } = await import('./s3-sources.js');
     const { makeS3Client } = await import('../store/s3-client.js');
     await mkdir(scratch, { recursive: true });
-    const staged = await stageS3Sources(location, scratch, { client: makeS3Client({}, s3.endpoint), retry: s3.retry, concurrency: s3.concurrency, datasets });
-    return { root: scratch, location, remote: new Map(staged.map((o) => [o.relPath, { size: o.size, etag: o.etag, key: o.key, sha256: o.sha256 }])) };
+    const { objects, stray } = await stageS3Sources(location, scratch, { client: makeS3Client({}, s3.endpoint), retry: s3.retry, concurrency: s3.concurrency, datasets });
+    const remote: RemoteObjectInfo = new Map(objects.map((o) => [o.relPath, { size: o.size, etag: o.etag, key: o.key, sha256: o.sha256 }]));
+    return { root: scratch, location, remote, strayRemote: new Map([[location, stray]]) };
   }
   return { root: location, location };
 }

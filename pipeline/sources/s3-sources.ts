@@ -23,6 +23,7 @@ import { ConfigError, InputError } from '../core/errors.js';
 import { DEFAULT_SETTINGS } from '../core/settings.js';
 import { describeS3Error, httpStatus, makeS3Client, parseS3Url, withRetries, type RetryPolicy } from '../store/s3-client.js';
 import { listObjects } from '../store/s3-client.js';
+import { controlsEscaped, strayAmong, type StrayEntry } from './files.js';
 
 /** One staged source object: path relative to the source root, its S3 key, size, ETag and SHA-256 of the bytes read. */
 export interface StagedObject {
@@ -32,6 +33,12 @@ export interface StagedObject {
   readonly etag: string;
   readonly sha256: string;
   readonly localPath: string;
+}
+
+/** What staging an S3 source location gives: the objects staged, and the entries at its first level that are no dataset's folder (never staged). */
+export interface StagedSources {
+  readonly objects: StagedObject[];
+  readonly stray: StrayEntry[];
 }
 
 /** Options for staging; defaults come from the environment (see s3-client.ts). */
@@ -57,13 +64,14 @@ function safeName(name: string): boolean {
 /**
  * Lists `s3://bucket/prefix` and downloads every readable object of the known datasets into
  * `dest/<dataset>/<name>`. A dataset with any object (or only a folder marker) becomes a folder, so
- * a missing dataset stays missing. Returns the staged objects sorted by relative path. Throws
+ * a missing dataset stays missing. Returns the staged objects sorted by relative path, and the
+ * first-level names that are no dataset of §2 (a typo'd folder: named by the run, never read). Throws
  * ConfigError (exit 2, as for a local `--sources` folder that does not exist) when the location
  * does not exist or cannot be listed with these credentials (no such bucket, HTTP 400/403/404,
  * no credentials), InputError (exit 3) when listing fails otherwise after its retries or an
  * object cannot be read intact.
  */
-export async function stageS3Sources(location: string, dest: string, opts: StageOptions = {}): Promise<StagedObject[]> {
+export async function stageS3Sources(location: string, dest: string, opts: StageOptions = {}): Promise<StagedSources> {
   const loc = parseS3Url(location);
   const client = opts.client ?? makeS3Client();
   const retry = opts.retry ?? DEFAULT_SETTINGS.s3.retry;
@@ -71,10 +79,14 @@ export async function stageS3Sources(location: string, dest: string, opts: Stage
   const root = loc.prefix === '' ? '' : `${loc.prefix}/`;
   const wanted: { relPath: string; key: string; size: number; etag: string }[] = [];
   const folders = new Set<string>();
+  const others = new Map<string, StrayEntry['kind']>();
   try {
     for await (const o of listObjects(client, loc.bucket, root, retry)) {
       const parts = o.Key.slice(root.length).split('/');
-      if (!datasets.has(parts[0])) continue;
+      if (!datasets.has(parts[0])) {
+        others.set(parts[0], parts.length > 1 || others.get(parts[0]) === 'folder' ? 'folder' : 'file');
+        continue;
+      }
       folders.add(parts[0]);
       if (parts.length !== 2 || !readable(parts[1]) || !safeName(parts[1])) continue;
       wanted.push({ relPath: `${parts[0]}/${parts[1]}`, key: o.Key, size: o.Size, etag: o.ETag });
@@ -86,7 +98,9 @@ export async function stageS3Sources(location: string, dest: string, opts: Stage
   for (const f of folders) await mkdir(join(dest, f), { recursive: true });
   const limit = pLimit(opts.concurrency ?? DEFAULT_SETTINGS.s3.concurrency);
   const staged = await Promise.all(wanted.map((w) => limit(() => download(client, loc.bucket, w, join(dest, ...w.relPath.split('/')), retry))));
-  return staged.sort((a, b) => Buffer.compare(Buffer.from(a.relPath), Buffer.from(b.relPath)));
+  const names = DATASETS.map((d) => d.name);
+  const stray = strayAmong([...others].filter(([n]) => !names.includes(n)).map(([n, kind]) => ({ name: n === '' ? '(empty name)' : controlsEscaped(n), kind })), names);
+  return { objects: staged.sort((a, b) => Buffer.compare(Buffer.from(a.relPath), Buffer.from(b.relPath))), stray };
 }
 
 async function download(

@@ -18,6 +18,7 @@ import { ConfigError } from '../core/errors.js';
 import type { FaultPoints } from '../core/fault.js';
 import type { S3Settings } from '../core/settings.js';
 import type { WrittenFile } from './csv-fast.js';
+import type { StrayEntry } from './files.js';
 import { checkLocalSources, locateSources, type DatasetFault, type DatasetOrigin, type LocatedSources, type RemoteObjectInfo } from './locate.js';
 import type { OpenDatabase } from './postgres/connection.js';
 import type { DatabaseExtract, DatabaseSource } from './postgres/extract.js';
@@ -171,6 +172,7 @@ async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, Datase
   const origins = new Map<string, DatasetOrigin>();
   const faults = new Map<string, DatasetFault[]>();
   const remote = new Map<string, { size: number; etag?: string; key: string; sha256?: string }>();
+  const strayRemote = new Map<string, readonly StrayEntry[]>();
   const absent = join(scratch, 'absent');
   await mkdir(absent, { recursive: true });
   for (const d of DATASETS) roots.set(d.name, absent);
@@ -186,6 +188,7 @@ async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, Datase
       origins.set(d, { kind: location.startsWith('s3://') ? 's3' : 'folder', location });
     }
     for (const [k, v] of (located.remote ?? new Map()) as RemoteObjectInfo) remote.set(k, v);
+    for (const [k, v] of located.strayRemote ?? []) strayRemote.set(k, v);
   }
   // Databases are extracted in the background, each in its own snapshot; each dataset is ready
   // for the loader once its files are written.
@@ -214,7 +217,7 @@ async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, Datase
   });
   const settled = Promise.all(tasks).then(() => { extracts.sort((a, b) => (a.name < b.name ? -1 : 1)); });
   return {
-    root: roots, location: plan.path, ...(remote.size ? { remote } : {}), written,
+    root: roots, location: plan.path, ...(remote.size ? { remote } : {}), ...(strayRemote.size ? { strayRemote } : {}), written,
     plan: { file: { path: plan.path, sha256: plan.sha256 }, origins, databases: extracts, faults },
     ready: async (dataset) => pending.get(dataset)?.promise,
     settled,
