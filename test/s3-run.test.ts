@@ -70,7 +70,7 @@ describe('reckon run with S3 sources and an S3 store', () => {
     const manifestKey = path.replace('s3://reckon-store/', '');
     const manifest = await getJson(manifestKey);
     expect(manifest.sources.location).toBe('s3://reckon-sources/landing/2026-11-02');
-    const stray = "sources: the folder notification_exception at the source root s3://reckon-sources/landing/2026-11-02 is no dataset's folder and was not read (did you mean notification_exceptions?)";
+    const stray = "sources: the folder 'notification_exception' at the source root s3://reckon-sources/landing/2026-11-02 is no dataset's folder and was not read (did you mean notification_exceptions?)";
     expect(manifest.notes.filter((n: string) => n.startsWith('sources: '))).toEqual([stray]);
     expect(fromS3.stderr).toContain(stray);
     const orders = manifest.sources.datasets.orders.objects;

@@ -3,6 +3,7 @@
  * run/phase-load.ts): never read, named in a manifest note and a warning on stderr, with the
  * dataset they are nearest to; the results are those of the same sources without them.
  */
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -42,12 +43,39 @@ describe('a source root holding entries that are not datasets', () => {
     const stray = await reckonIn(['run', '--date', DATE, '--sources', src, '--store', join(tmp.dir, 'store-stray'), '--json', '--quiet']);
     expect([stray.code, stray.json.results_digest]).toEqual([plain.code, plain.json.results_digest]);
     const lines = [
-      "sources: the file README.csv at the source root is no dataset's folder and was not read",
-      "sources: the folder notification_exception at the source root is no dataset's folder and was not read (did you mean notification_exceptions?)",
+      "sources: the file 'README.csv' at the source root is no dataset's folder and was not read",
+      "sources: the folder 'notification_exception' at the source root is no dataset's folder and was not read (did you mean notification_exceptions?)",
     ];
     const notes = (m: CliResult) => JSON.parse(readFileSync(m.json.manifest.path, 'utf8')).notes as string[];
     expect(notes(stray).filter((n) => n.startsWith('sources: '))).toEqual(lines);
     expect(notes(plain).filter((n) => n.startsWith('sources: '))).toEqual([]);
     for (const l of lines) expect(stray.stderr).toContain(l);
+  });
+
+  it('names a FIFO a special file, quotes a name with a trailing space, suggests a dataset whatever its case, and warns of 20 on stderr with the rest counted', () => {
+    const odd = join(tmp.dir, 'odd-kinds');
+    mkdirSync(odd);
+    mkdirSync(join(odd, 'orders '));
+    mkdirSync(join(odd, 'ORDERS'));
+    execFileSync('mkfifo', [join(odd, 'fifo')]);
+    return strayRootEntries(odd, DATASETS.map((d) => d.name)).then((entries) => expect(entries).toEqual([
+      { name: 'ORDERS', kind: 'folder', nearest: 'orders' },
+      { name: 'fifo', kind: 'special file', nearest: null },
+      { name: 'orders ', kind: 'folder', nearest: 'orders' },
+    ]));
+  });
+
+  it('a root with 25 stray folders: 20 warnings and one line for the other 5 on stderr, all 25 in the manifest', async () => {
+    const src = join(tmp.dir, 'many');
+    cpSync(SAMPLE_DAY, src, { recursive: true });
+    for (let i = 10; i < 35; i++) mkdirSync(join(src, `extra${i}`));
+    const r = await reckonIn(['run', '--date', DATE, '--sources', src, '--store', join(tmp.dir, 'store-many'), '--json', '--quiet']);
+    const notes = (JSON.parse(readFileSync(r.json.manifest.path, 'utf8')).notes as string[]).filter((n) => n.startsWith('sources: '));
+    expect(notes).toEqual(Array.from({ length: 25 }, (_, i) => `sources: the folder 'extra${i + 10}' at the source root is no dataset's folder and was not read`));
+    const warned = r.stderr.split('\n').filter((l) => l.includes('sources: '));
+    expect(warned).toHaveLength(21);
+    for (const n of notes.slice(0, 20)) expect(r.stderr).toContain(n);
+    expect(r.stderr).not.toContain(notes[20]);
+    expect(warned[20]).toContain("sources: 5 more entries at the source root are no dataset's folder and were not read (the manifest's notes list every one)");
   });
 });

@@ -85,11 +85,16 @@ async function strayNotes(ctx: RunContext, located: LocatedSources): Promise<str
   const found: [string, readonly StrayEntry[]][] = [];
   for (const r of new Set(local)) found.push(['', await strayRootEntries(r, names)]);
   for (const [location, entries] of located.strayRemote ?? []) found.push([` ${location}`, entries]);
+  // Quoted, so that a name with a trailing space (`'orders '`) shows what is wrong with it.
   const notes = found.flatMap(([at, entries]) => entries.map((e) =>
-    `sources: the ${e.kind} ${e.name} at the source root${at} is no dataset's folder and was not read${e.nearest ? ` (did you mean ${e.nearest}?)` : ''}`));
-  for (const n of notes) ctx.logger.warn(n, { phase: 'load' });
+    `sources: the ${e.kind} '${e.name}' at the source root${at} is no dataset's folder and was not read${e.nearest ? ` (did you mean ${e.nearest}?)` : ''}`));
+  for (const n of notes.slice(0, STRAY_WARNINGS)) ctx.logger.warn(n, { phase: 'load' });
+  if (notes.length > STRAY_WARNINGS) ctx.logger.warn(`sources: ${notes.length - STRAY_WARNINGS} more entries at the source root are no dataset's folder and were not read (the manifest's notes list every one)`, { phase: 'load' });
   return notes;
 }
+
+/** Stray entries warned of one by one on stderr; the manifest's notes list them all. */
+const STRAY_WARNINGS = 20;
 
 /**
  * The load keyed by its inputs (results-cache.ts KeyedLoad), hashed now when the results cache

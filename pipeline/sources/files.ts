@@ -224,7 +224,8 @@ export async function listDatasetFolder(root: string, dataset: string): Promise<
 export interface StrayEntry {
   /** As UTF-8 with control characters as `\xNN`, or with `\xNN` for its bytes when it is not UTF-8 (escapedName): one line, readable. */
   readonly name: string;
-  readonly kind: 'folder' | 'file' | 'link';
+  /** `special file` for a FIFO, socket or device. */
+  readonly kind: 'folder' | 'file' | 'link' | 'special file';
   readonly nearest: string | null;
 }
 
@@ -239,7 +240,7 @@ export async function strayRootEntries(root: string, datasets: readonly string[]
   return strayAmong(entries.map((e) => {
     const bytes = e.name as unknown as Buffer;
     const name = isUtf8(bytes) ? controlsEscaped(bytes.toString('utf8')) : escapedName(bytes);
-    return { name, kind: e.isSymbolicLink() ? 'link' as const : e.isDirectory() ? 'folder' as const : 'file' as const };
+    return { name, kind: e.isSymbolicLink() ? 'link' as const : e.isDirectory() ? 'folder' as const : e.isFile() ? 'file' as const : 'special file' as const };
   }), datasets);
 }
 
@@ -260,11 +261,11 @@ export function controlsEscaped(name: string): string {
   return name.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
-/** The name of `names` nearest to `name` by edit distance, when within 3; null otherwise. */
+/** The name of `names` nearest to `name` by edit distance ignoring case (`ORDERS` is near `orders`), when within 3; null otherwise. */
 function nearestName(name: string, names: readonly string[]): string | null {
   let best: { n: string; d: number } | null = null;
   for (const n of names) {
-    const d = editDistance(name, n);
+    const d = editDistance(name.toLowerCase(), n.toLowerCase());
     if (d <= 3 && (!best || d < best.d)) best = { n, d };
   }
   return best?.n ?? null;
