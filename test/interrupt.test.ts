@@ -201,6 +201,22 @@ describe('a signal after the run completed', () => {
     expect(scratchFolders(run.tmpdir)).toEqual([]);
     expect((await reckonHere(['manifest', 'verify', '--store', run.store])).code).toBe(0);
   });
+
+  it('two signals 5 ms apart once the run returned: still the run\'s own exit code, never 130', async () => {
+    const codes: (number | null)[] = [];
+    for (let i = 0; i < 3; i++) {
+      const run = startRun(`int-completed-twice-${i}`, { pause: 'completed', until: 'paused at completed' });
+      await run.ready;
+      run.child.kill('SIGINT');
+      await new Promise((r) => setTimeout(r, 5));
+      run.child.kill('SIGINT');
+      const done = await run.exited;
+      codes.push(done.code);
+      expect(done.stderr).not.toContain('exiting at once; the run\'s leases');
+      expect(manifests(run.store)).toHaveLength(1);
+    }
+    expect(codes).toEqual([1, 1, 1]);
+  });
 });
 
 describe('the scratch sweep at run start', () => {

@@ -43,15 +43,18 @@ export async function command(argv: string[], ctx: CommandContext): Promise<numb
   const { values } = parse(argv, OPTIONS);
   // The handlers stay until the summary is printed: a signal after the run returned must not end
   // the process with 130 ("stopped, run again") for a run that completed and published.
+  let completed: { code: number; line: (signal: string) => string } | undefined;
   return withInterrupts((text) => ctx.io.stderr(text), async (interrupt) => {
     const req = await runRequest(values, ctx, interrupt);
     const result = await runWindow(req);
+    // A second signal from here on (the first one stops nothing now) exits with the run's own code.
+    completed = { code: result.exit_code, line: (s) => `reckon: a second signal (${s}) after run ${result.run_id} had completed and published its manifest: exiting at once with the run's own exit code (${result.exit_code})\n` };
     await req.faults?.('completed');
     printRun(ctx, values, req, result);
     const late = interruptedBy(interrupt);
     if (late) ctx.io.stderr(`reckon: ${late} arrived after run ${result.run_id} had completed and published its manifest; the exit code is the run's own (${result.exit_code})\n`);
     return result.exit_code;
-  });
+  }, () => completed);
 }
 
 /** Prints a finished run: its quarantine lines on stderr, then the summary (`--json` or human). */

@@ -41,12 +41,19 @@ export function onInterrupt(interrupt: AbortSignal, fn: () => void): () => void 
 /**
  * Runs `fn` with SIGINT and SIGTERM caught (the handlers removed when it settles): the first
  * aborts the AbortSignal `fn` is given; a second exits the process at once with 130 or 143
- * (core/outcome.ts), a line on `stderr` saying that the run's leases are then left as after a kill.
+ * (core/outcome.ts), a line on `stderr` saying that the run's leases are then left as after a kill
+ * — unless `completed` gives the outcome of work already finished (a run published and returned):
+ * then the second exits at once with that exit code and its line.
  */
-export async function withInterrupts<T>(stderr: (text: string) => void, fn: (interrupt: AbortSignal) => Promise<T>): Promise<T> {
+export async function withInterrupts<T>(stderr: (text: string) => void, fn: (interrupt: AbortSignal) => Promise<T>, completed?: () => { code: number; line: (signal: InterruptSignal) => string } | undefined): Promise<T> {
   const ac = new AbortController();
   const handler = (signal: InterruptSignal) => {
     if (!ac.signal.aborted) return ac.abort(signal);
+    const done = completed?.();
+    if (done) {
+      stderr(done.line(signal));
+      process.exit(done.code);
+    }
     stderr(`reckon: a second signal (${signal}): exiting at once; the run's leases are free when its process is gone on this host, at their expiry elsewhere\n`);
     process.exit(signalExitCode(signal));
   };
