@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { strayRootEntries } from '../pipeline/sources/files.js';
+import { controlsEscaped, strayRootEntries } from '../pipeline/sources/files.js';
 import { DATASETS } from '../pipeline/contract/datasets.js';
 import { SAMPLE_DAY } from './fixtures/days.js';
 import { reckonIn, scratchDir, type CliResult } from './helpers/cli.js';
@@ -63,6 +63,25 @@ describe('a source root holding entries that are not datasets', () => {
       { name: 'fifo', kind: 'special file', nearest: null },
       { name: 'orders ', kind: 'folder', nearest: 'orders' },
     ]));
+  });
+
+  it('shows a name on one line as it is: backslash, C1 controls, line separators, reordering and invisible marks escaped', () => {
+    expect(['a\nb', 'back\\x0aslash', 'c1\u009bcsi', 'nel\u0085', 'ls\u2028', 'rlo\u202eevil', 'lrm\u200e', 'bom\ufeff', 'ok-é-名', 'del\u007f'].map(controlsEscaped)).toEqual([
+      'a\\x0ab', 'back\\x5cx0aslash', 'c1\\u009bcsi', 'nel\\u0085', 'ls\\u2028', 'rlo\\u202eevil', 'lrm\\u200e', 'bom\\ufeff', 'ok-é-名', 'del\\x7f',
+    ]);
+  });
+
+  it('lists a folder named twice through a link once', async () => {
+    const src = join(tmp.dir, 'linked');
+    cpSync(SAMPLE_DAY, src, { recursive: true });
+    mkdirSync(join(src, 'ordrs'));
+    symlinkSync(src, join(tmp.dir, 'linked-too'));
+    const file = join(tmp.dir, 'linked.yaml');
+    writeFileSync(file, `default: ${src}\ndatasets:\n  executions: { location: ${join(tmp.dir, 'linked-too')} }\n`);
+    const r = await reckonIn(['run', '--date', DATE, '--sources', file, '--store', join(tmp.dir, 'store-linked'), '--json', '--quiet']);
+    expect(r.code, r.stderr).toBe(1);
+    const notes = (JSON.parse(readFileSync(r.json.manifest.path, 'utf8')).notes as string[]).filter((n) => n.startsWith('sources: '));
+    expect(notes).toEqual(["sources: the folder 'ordrs' at the source root is no dataset's folder and was not read (did you mean orders?)"]);
   });
 
   it('a root with 25 stray folders: 20 warnings and one line for the other 5 on stderr, all 25 in the manifest', async () => {

@@ -6,6 +6,7 @@
  * unchanged rerun: the load's kept result is taken instead, results-cache.ts). Fault points
  * `extracting` (sources file), `loading` (DuckDB open, nothing read) and `computing` (loaded).
  */
+import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { loadCommonSql } from '../controls/common-sql.js';
@@ -83,7 +84,9 @@ async function strayNotes(ctx: RunContext, located: LocatedSources): Promise<str
     : [...root].filter(([d]) => !['database', 's3'].includes(located.plan?.origins.get(d)?.kind ?? '')).map(([, r]) => r);
   const names = DATASETS.map((d) => d.name);
   const found: [string, readonly StrayEntry[]][] = [];
-  for (const r of new Set(local)) found.push(['', await strayRootEntries(r, names)]);
+  // One folder named two ways (a link, `./a/../a`) is listed once.
+  const real = await Promise.all(local.map((r) => realpath(r).catch(() => r)));
+  for (const r of new Set(real)) found.push(['', await strayRootEntries(r, names)]);
   for (const [location, entries] of located.strayRemote ?? []) found.push([` ${location}`, entries]);
   // Quoted, so that a name with a trailing space (`'orders '`) shows what is wrong with it.
   const notes = found.flatMap(([at, entries]) => entries.map((e) =>

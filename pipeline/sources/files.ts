@@ -256,9 +256,23 @@ export function strayAmong(entries: readonly { name: string; kind: StrayEntry['k
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** `name` with its control characters (a newline, DEL) as `\xNN`, so that it prints on one line. */
+/**
+ * What `controlsEscaped` writes as an escape: the backslash itself (so `\x0a` in a name cannot pass
+ * for an escaped newline), C0 and C1 controls and DEL (a newline, an 8-bit CSI), line and paragraph
+ * separators, the marks and overrides that reorder text (U+202E) and the invisible ones (U+200B–D,
+ * the BOM): on a terminal or in a log each would hide or forge what the name is.
+ */
+const ESCAPED_CHARS = /[\\\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
+
+/**
+ * `name` shown on one line as it is: each ESCAPED_CHARS character as `\xNN` (ASCII) or `\uNNNN`
+ * (U+0080 on), so a code point is never shown as the byte `\xNN` of a name that is not UTF-8.
+ */
 export function controlsEscaped(name: string): string {
-  return name.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return name.replace(ESCAPED_CHARS, (c) => {
+    const n = c.charCodeAt(0);
+    return n < 0x80 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
+  });
 }
 
 /** The name of `names` nearest to `name` by edit distance ignoring case (`ORDERS` is near `orders`), when within 3; null otherwise. */
