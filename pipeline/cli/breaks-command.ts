@@ -400,7 +400,7 @@ function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnT
     'events:',
     ...rec.stored.flatMap(({ event: e, object: o }, i) => [
       `  v${e.version} ${e.at} ${e.from_state ?? '-'} → ${e.to_state} by ${e.actor}  ${Object.entries(e.evidence).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')}`,
-      `      ${proofText(e.proof, o, check.checks[i])}  sha256 ${o.digest}`,
+      `      ${proofText(e.proof, o, check.checks[i])}  event sha256 ${o.digest}`,
     ]),
     ...(proposals.length ? ['proposals:', ...proposals.map((p) => `  v${p.version} ${p.from_state} → ${p.to_state} by ${p.actor}, approver ${p.approver ?? '-'}, ${p.at}: ${p.status.toUpperCase()}${withdrawalText(p)}  ${p.sha256.slice(0, 16)}`)] : []),
     'observations:',
