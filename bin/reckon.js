@@ -25,6 +25,8 @@ for (const s of Object.keys(SIGNAL_CODES)) {
 // listener, and a signal then would still end the process as the default does.
 function exitWith(code) {
   finished = code;
+  // Also the code of a natural exit, should a stream never drain (stdout a pipe closed early).
+  process.exitCode = code;
   const pending = [process.stdout, process.stderr].filter((s) => s.writableLength > 0);
   Promise.all(pending.map((s) => new Promise((r) => s.once('drain', r)))).then(() => process.exit(code));
 }
