@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, reckonIn, scratchDir } from './helpers/cli.js';
+import { ROOT, reckonAsync, reckonIn, scratchDir } from './helpers/cli.js';
 import { startReceiver, type Receiver } from './helpers/http-receiver.js';
 import { breakCommands, ID, rc06Sources, signers, WINDOW } from './fixtures/breaks.js';
 import { planAlerts } from '../pipeline/alerts/plan.js';
@@ -123,7 +123,61 @@ describe('alerts to a PagerDuty receiver', () => {
       ['trigger', 'critical', 'RC06 NOTICE_UNDELIVERED INT-2: break past its SLA (age 14h04m, past SLA 3h00m)'],
     ]);
   });
+  it('a run stopped after its manifest: the run rolling it forward sends its trigger, recorded as the stopped run\'s', async () => {
+    const src = rc06Sources(join(tmp.dir, 'c'));
+    const store = join(tmp.dir, 'c', 'store');
+    const args = ['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', pagerdutyConfig(tmp.dir, receiver), '--json', '--quiet'];
+    const before = receiver.requests.length;
+    const stopped = await stopAtPublished(args);
+    expect(stopped.code, stopped.stderr).toBe(130);
+    expect(receiver.requests).toHaveLength(before);
+    const [key] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json'));
+    const stoppedId = /^[0-9]{8}-(.+)\.json$/.exec(key)![1];
+
+    const next = await reckonIn(args, { env: ENV });
+    expect([next.code, next.json.controls[0].differences[0].disposition]).toEqual([1, 'REOBSERVED']);
+    expect(next.stderr).toContain(`alerts of run ${stoppedId}, rolled forward by this run (it stopped before its alerts): 1 sent, 0 unrouted, 0 failed`);
+    expect(receiver.requests.slice(before).map((q) => [q.body.event_action, q.body.dedup_key, q.body.payload?.summary])).toEqual([
+      ['trigger', ID, 'RC06 NOTICE_UNDELIVERED INT-2: new break (age 14h04m, within SLA 7d00h)'],
+    ]);
+    const record = JSON.parse(readFileSync(join(store, 'alerts', `${stoppedId}.json`), 'utf8'));
+    expect(record).toMatchObject({ schema: 'reckon.alert-delivery/v1', run_id: stoppedId, mode: 'send', counts: { sent: 1, failed: 0, unrouted: 0 } });
+    const runs = await reckonIn(['runs', '--store', store]);
+    expect(runs.stdout.split('\n').filter(Boolean).map((l) => l.replace(/^.*alerts: /, ''))).toEqual(['1 sent', 'none to send']);
+
+    // A third run finds the record and sends nothing again.
+    const third = await reckonIn(args, { env: ENV });
+    expect([third.code, third.stderr.includes('rolled forward')]).toEqual([1, false]);
+    expect(receiver.requests).toHaveLength(before + 1);
+    expect(storeText(store) + next.stderr).not.toContain(ROUTING_KEY);
+  });
+
+  it('a run stopped after its manifest, rolled forward by a --no-alerts run: nothing sent, recorded as off for the stopped run', async () => {
+    const src = rc06Sources(join(tmp.dir, 'd'));
+    const store = join(tmp.dir, 'd', 'store');
+    const args = ['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', pagerdutyConfig(tmp.dir, receiver), '--json', '--quiet'];
+    const before = receiver.requests.length;
+    expect((await stopAtPublished(args)).code).toBe(130);
+    const [key] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json'));
+    const stoppedId = /^[0-9]{8}-(.+)\.json$/.exec(key)![1];
+    const next = await reckonIn([...args, '--no-alerts'], { env: ENV });
+    expect(next.stderr).toContain(`alerts of run ${stoppedId}, rolled forward by this run (it stopped before its alerts): none sent (alerts are off for this run)`);
+    expect(receiver.requests).toHaveLength(before);
+    const record = JSON.parse(readFileSync(join(store, 'alerts', `${stoppedId}.json`), 'utf8'));
+    expect([record.run_id, record.mode, record.deliveries]).toEqual([stoppedId, 'off', []]);
+  });
 });
+
+/** Runs `args` in a child paused once its manifest is published, then interrupts it (SIGINT); its exit code and stderr. */
+function stopAtPublished(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = reckonAsync(args, { env: { ...ENV, RECKON_FAULT_PAUSE: 'published' } });
+  let stderr = '';
+  child.stderr!.on('data', (b: Buffer) => {
+    stderr += b.toString();
+    if (stderr.includes('paused at published')) child.kill('SIGINT');
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr })));
+}
 
 describe('a receiver that fails or hangs', () => {
   const tmp = scratchDir('reckon-alerts-fail-');

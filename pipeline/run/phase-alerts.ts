@@ -7,14 +7,17 @@
  * logged and reported, never thrown.
  */
 import { routeSecrets } from '../config/alert-routes.js';
+import type { RunLogger } from '../core/log.js';
 import { scrub } from '../core/redact.js';
 import { BreakStore, type BreakObservation } from '../breaks/break-store.js';
-import type { VerifiedOutcome } from '../breaks/run-breaks.js';
+import type { BreakOutcome, VerifiedOutcome } from '../breaks/run-breaks.js';
+import { findManifest } from '../store/manifests.js';
+import type { ObjectStore } from '../store/object-store.js';
 import { deliverAlerts, type AlertRequest, type Delivery } from '../alerts/deliver.js';
 import { alertBody, type AlertRun } from '../alerts/formats.js';
 import { pastSlaCandidates, planAlerts } from '../alerts/plan.js';
-import { countDeliveries, deliveryRecord, writeDeliveryRecord, type AlertMode, type DeliveryCounts } from '../alerts/record.js';
-import type { RunContext, SettledResults } from './context.js';
+import { countDeliveries, deliveryRecord, deliveryRecordKey, writeDeliveryRecord, type AlertMode, type DeliveryCounts } from '../alerts/record.js';
+import type { RunContext, RunRequest, SettledResults } from './context.js';
 
 export type { AlertRequest } from '../alerts/deliver.js';
 import type { Published } from './phase-publish.js';
@@ -84,4 +87,35 @@ async function deliver(ctx: RunContext, settled: SettledResults, published: Publ
     return route ? [{ route: route.name, format: route.format, target: route.target, body: alertBody(route.format, a, run, now, '[redacted]') }] : [];
   }) : [];
   return { deliveries, previews };
+}
+
+/**
+ * The alerts of run `runId`, which this run has just rolled forward (it stopped after publishing
+ * its manifest, before its alerts): the breaks it opened or reopened, from its manifest, go to
+ * this run's routes in this run's mode (`--no-alerts` records that none was sent), written as
+ * `runId`'s delivery record. Nothing when `runId` has a record already. Its SLA crossings and
+ * verifications are not sent (the next runs page breaks still past their SLA). Never throws: a
+ * failure is logged.
+ */
+export async function sendRolledForwardAlerts(req: RunRequest, store: ObjectStore, logger: RunLogger, runId: string): Promise<void> {
+  const request: AlertRequest = req.alerts ?? { mode: 'off', routes: new Map() };
+  const secrets = routeSecrets(request.routes);
+  try {
+    const found = await findManifest(store, runId);
+    if (!found || await store.get(deliveryRecordKey(runId))) return;
+    const m = found.manifest;
+    let deliveries: Delivery[] = [];
+    if (request.mode !== 'off') {
+      const breaks = (m.breaks as unknown as BreakOutcome[]).filter((b) => b.disposition === 'OPENED' || b.disposition === 'REOPENED');
+      const planned = planAlerts({ results: m.results, breaks, verified: [], observations: new Map(), runId, config: req.config.config, controls: req.controls.all, routes: request.routes }, req.config.config.alerts);
+      const run: AlertRun = { run_id: runId, window: m.window, manifest: { key: found.key, sha256: found.sha256 }, store: req.store };
+      deliveries = await deliverAlerts(planned, request.routes, req.config.config.alerts, run, { dryRun: request.mode === 'dry-run', deps: request.deps });
+    }
+    await writeDeliveryRecord(store, deliveryRecord(runId, request.mode, deliveries, new Date()));
+    const c = countDeliveries(deliveries);
+    const counted = request.mode === 'off' ? 'none sent (alerts are off for this run)' : `${c.sent} sent, ${c.unrouted} unrouted, ${c.failed} failed${c.dry_run ? `, ${c.dry_run} dry run` : ''}`;
+    logger.warn(`alerts of run ${runId}, rolled forward by this run (it stopped before its alerts): ${counted}`, { phase: 'alerts', ...c });
+  } catch (e) {
+    logger.warn(scrub(`alerts of run ${runId}, rolled forward by this run, not sent: ${(e as Error)?.message ?? String(e)}`, secrets), { phase: 'alerts' });
+  }
 }

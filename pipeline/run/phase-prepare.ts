@@ -20,6 +20,7 @@ import { findManifest } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import type { RunContext, RunRequest } from './context.js';
 import { recoverEarlierRuns } from './recovery.js';
+import { sendRolledForwardAlerts } from './phase-alerts.js';
 import { makeScratch, scratchBase, sweepScratch } from './scratch.js';
 
 /**
@@ -62,7 +63,7 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   const sources = await prepareSources(req.sources, datasetsRead(req.controls.selected), { window: req.window, env: req.env, s3: req.settings.s3, fault, interrupt });
   let leases: Awaited<ReturnType<typeof acquireLeases>>;
   try {
-    await recoverEarlierRuns(store, logger);
+    await recoverEarlierRuns(store, logger, (rolled) => sendRolledForwardAlerts(req, store, logger, rolled));
     leases = await acquireLeases(store, req.controls.selected.map((c) => c.control_id), req.window, runId);
   } catch (e) {
     await sources.close();

@@ -33,9 +33,9 @@ async function ownerAlive(store: ObjectStore, runId: string): Promise<boolean> {
 /**
  * Finishes earlier runs of `store`: completes publications stopped between a manifest and its
  * `.sha256` (issue 18), rolls published runs forward and drops the staging of dead unpublished
- * ones, with a warning for each.
+ * ones, with a warning for each; `onRolledForward` then does what the rolled run did not (its alerts).
  */
-export async function recoverEarlierRuns(store: ObjectStore, logger: RunLogger): Promise<void> {
+export async function recoverEarlierRuns(store: ObjectStore, logger: RunLogger, onRolledForward?: (runId: string) => Promise<void>): Promise<void> {
   // A run stopped between its manifest and the manifest's .sha256 first (publish/manifest-chain.ts):
   // its digest record is in its staging, which the roll-forward below clears.
   for (const c of await completeSidecars(store)) logger.warn(c.message);
@@ -43,6 +43,7 @@ export async function recoverEarlierRuns(store: ObjectStore, logger: RunLogger):
   for (const { runId, rolled } of r.promoted) {
     const breaks = rolled ? `; ${rolled.written} break object(s) written, ${rolled.present} already there, ${rolled.superseded.length} planned event(s) superseded` : '';
     logger.warn(`rolled forward run ${runId}: its manifest was published, its outputs are now promoted${breaks}`);
+    await onRolledForward?.(runId);
   }
   for (const id of r.discarded) logger.warn(`discarded staging of run ${id}: it stopped before publishing a manifest (its break plan is dropped with it)`);
 }
