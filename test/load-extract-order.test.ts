@@ -17,7 +17,9 @@ import { hashFile } from '../pipeline/core/digest.js';
 import { loadSources, type FilePath, type LoadOptions, type LoadResult } from '../pipeline/load/load.js';
 import { CsvShapeScan, type WrittenFile } from '../pipeline/sources/csv-fast.js';
 import { ROOT, scratchDir } from './helpers/cli.js';
-import { AS_IN_A_RUN, fileDuck } from './helpers/duckdb.js';
+import { AS_IN_A_RUN, fileDuck, openDuck, type TestDuck } from './helpers/duckdb.js';
+import { generateDay } from '../pipeline/generate/day.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
 import { csvLine } from './fixtures/hostile.js';
 
 const tmp = scratchDir('reckon-extract-order-');
@@ -27,11 +29,11 @@ let counter = 0;
 afterAll(() => tmp.cleanup());
 
 /** Every table (typed values as text, by `_source`) and the load result, for comparing two loads. */
-async function snapshot(r: LoadResult, datasets: readonly string[]): Promise<{ tables: Record<string, string[][]>; result: unknown }> {
+async function snapshot(r: LoadResult, datasets: readonly string[], conn = duck.conn): Promise<{ tables: Record<string, string[][]>; result: unknown }> {
   const tables: Record<string, string[][]> = {};
   for (const name of datasets) {
-    const cols = (await duck.conn.runAndReadAll(`SELECT column_name FROM information_schema.columns WHERE table_name = '${name}' ORDER BY ordinal_position`)).getRows().map(([n]) => String(n));
-    tables[name] = (await duck.conn.runAndReadAll(`SELECT ${cols.map((c) => `"${c}"::VARCHAR`).join(', ')} FROM "${name}" ORDER BY _source`)).getRows().map((row) => row.map((v) => (v === null ? '∅' : String(v))));
+    const cols = (await conn.runAndReadAll(`SELECT column_name FROM information_schema.columns WHERE table_name = '${name}' ORDER BY ordinal_position`)).getRows().map(([n]) => String(n));
+    tables[name] = (await conn.runAndReadAll(`SELECT ${cols.map((c) => `"${c}"::VARCHAR`).join(', ')} FROM "${name}" ORDER BY _source`)).getRows().map((row) => row.map((v) => (v === null ? '∅' : String(v))));
   }
   const { viewFiles: _v, ...rest } = r;
   return { tables, result: JSON.parse(JSON.stringify(rest, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))) };
@@ -93,6 +95,63 @@ describe('datasets load in the order their extracts finish', () => {
     const failure = new Error('the connection was lost while extracting orders');
     const ready = (d: string) => (d === 'orders' ? new Promise<void>((_r, reject) => setTimeout(() => reject(failure), 20)) : new Promise<void>(() => undefined));
     await expect(load(root(), { ready })).rejects.toBe(failure);
+  });
+});
+
+describe('datasets loaded on two lanes (LoadOptions.lanes: a mid-sized day in a run)', () => {
+  const names = DATASETS.map((d) => d.name);
+  /** Loads `dir` into a fresh DuckDB, with a second connection as a lane when `lanes`; returns the snapshot. */
+  async function loadOn(dir: string, lanes: boolean, opts: LoadOptions): Promise<{ tables: Record<string, string[][]>; result: unknown }> {
+    const d: TestDuck = await openDuck(AS_IN_A_RUN);
+    try {
+      const lane = await d.instance.connect();
+      await lane.run(`SET TimeZone = 'UTC'`);
+      const r = await loadSources(d.conn, dir, config, join(tmp.dir, `links-${++counter}`), { ...opts, ...(lanes ? { lanes: [lane] } : {}) });
+      lane.closeSync();
+      return await snapshot(r, names, d.conn);
+    } finally {
+      d.close();
+    }
+  }
+
+  it('gives the tables, counts and quarantine of one lane: Parquet views of many files, CSV tables, bad rows, and the delivery cache missed then hit', async () => {
+    const dir = join(tmp.dir, 'lanes-day');
+    await generateDay({ orders: 400, date: '2026-11-02', out: dir, seed: 'lanes', format: 'parquet', faults: true, rowsPerPart: 150 }, await loadControls());
+    // CSV files with bad rows beside the Parquet ones, so the quarantine spans datasets and formats.
+    const orders = ['accepted_at', 'order_id', 'order_version', 'client_order_id', 'account_id', 'instrument_id', 'side', 'ordered_qty', 'status', 'event_at', 'ingested_at'];
+    writeFileSync(join(dir, 'orders', 'bad-00001.csv'), [orders, ['2026-11-02T10:00:00Z', 'ORD-X1', '0', 'C1', 'ACC-1', 'GB-BARC', 'BUY', '5', 'ACCEPTED', '2026-11-02T10:00:00Z', '2026-11-02T10:00:01Z'],
+      ['2026-11-02T10:00:00', 'ORD-X2', '1', 'C2', 'ACC-1', 'GB-BARC', 'BUY', '5', 'ACCEPTED', '2026-11-02T10:00:00Z', '2026-11-02T10:00:01Z']].map(csvLine).join('\n') + '\n');
+    const lines = ['statement_id', 'line_id', 'amount_minor', 'value_date', 'reference'];
+    writeFileSync(join(dir, 'bank_statement_lines', 'bad-00001.csv'), [lines, ['ST-X', 'L1', '12.5', '2026-11-02', ''], ['ST-X', 'L2', '100', '2026-02-30', '']].map(csvLine).join('\n') + '\n');
+    const one = await loadOn(dir, false, { views: true });
+    const two = await loadOn(dir, true, { views: true });
+    expect(two).toEqual(one);
+    const result = one.result as { quarantine: { dataset: string; rule: string }[]; datasets: { dataset: string; files: unknown[] }[] };
+    expect(result.quarantine.map((q) => [q.dataset, q.rule]).slice(0, 4)).toEqual([
+      ['orders', 'range_at_least_one'], ['orders', 'timestamp_without_zone'], ['bank_statement_lines', 'amount_fractional'], ['bank_statement_lines', 'date_calendar'],
+    ]);
+    expect(result.datasets.find((d) => d.dataset === 'orders')!.files.length).toBeGreaterThan(2);
+    // Two lanes sharing one delivery cache: the first load keeps every check, the second reads them back.
+    const cache = { dir: join(tmp.dir, 'lanes-cache'), maxBytes: 1 << 30, loader: 'lanes-test' };
+    const kept = await loadOn(dir, true, { views: true, cache });
+    const hit = await loadOn(dir, true, { views: true, cache });
+    const checked = (x: { result: unknown }) => (x.result as { datasets: { files: { checked?: string }[] }[] }).datasets.flatMap((d) => d.files.map((f) => f.checked));
+    expect(checked(hit).every((c) => c === 'cache')).toBe(true);
+    expect(checked(kept).every((c) => c === 'now')).toBe(true);
+    expect(hit.tables).toEqual(one.tables);
+    expect(kept.tables).toEqual(one.tables);
+  });
+
+  it('with database extracts finishing in reverse order, and when an extract fails', async () => {
+    const dir = join(tmp.dir, 'lanes-sample');
+    cpSync(join(ROOT, 'fixtures', 'sample-day', 'sources'), dir, { recursive: true });
+    const gates = new Map(names.map((d) => { let open!: () => void; const p = new Promise<void>((r) => { open = r; }); return [d, { p, open }]; }));
+    gates.get(names[names.length - 1])!.open();
+    const onProgress: LoadOptions['onProgress'] = (p) => { if (p.stage === 'start') setTimeout(() => gates.get(names[names.indexOf(p.dataset) - 1])?.open(), 5); };
+    expect(await loadOn(dir, true, { ready: (d) => gates.get(d)!.p, onProgress })).toEqual(await loadOn(dir, false, {}));
+    const failure = new Error('the connection was lost while extracting orders');
+    const ready = (d: string) => (d === 'orders' ? new Promise<void>((_r, reject) => setTimeout(() => reject(failure), 20)) : Promise.resolve());
+    await expect(loadOn(dir, true, { ready })).rejects.toBe(failure);
   });
 });
 

@@ -57,9 +57,11 @@ export interface LoadRun {
   readonly quarantine: QuarantineEntry[];
   readonly cutoffs: Map<string, CutoffMapping & { micros: bigint }>;
   readonly viewStamps: { relPath: string; stagedPath: string; size: number; mtimeMs: number }[];
-  /** Files staged so far (numbers their links and view files) and checks kept so far (numbers their Parquet files). */
-  staged: number;
-  kept: number;
+  /**
+   * Files staged so far (numbers their links and view files) and checks kept so far (numbers their
+   * Parquet files): one object shared by the datasets loading at once on the load's lanes.
+   */
+  readonly counters: { staged: number; kept: number };
 }
 
 /**

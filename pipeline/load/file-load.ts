@@ -47,6 +47,8 @@ interface Hashed {
 /** A file staged: its link (none for a file the JS reader reads from its own path) and the stamp to hold it to. */
 interface Staged {
   readonly stagedPath: string | undefined;
+  /** The link's number (LoadRun.counters.staged when it was made): a view file's id. */
+  readonly fid: number;
   readonly before: FileStamp | undefined;
   /** The change time moved before the link (size, modification time and inode held): kept only if the bytes hash as before. */
   readonly relinked: boolean;
@@ -140,10 +142,10 @@ class FileLoader {
     if (!staged) return;
     const parts: FileKeyParts | undefined = run.cache && { sha256: fl.sha256, dataset: ds.spec.name, format: file.format, gzip: file.gzip, viewable: ds.viewable, fast: run.fast };
     const key = parts && run.cache!.key(parts);
-    if (key && await this.lookup(key, staged.stagedPath)) return;
+    if (key && await this.lookup(key, staged)) return;
     // With the cache on, the file's records are kept from the raw table: those from its end now on.
     const from = key ? await rawEnd(run.conn, ds.rawTable) : 0;
-    const read = await this.read(ds.rawTable, staged.stagedPath, hashed);
+    const read = await this.read(ds.rawTable, staged, hashed);
     if (!key || !parts) return;
     return this.keepRequest(realPath, staged, key, parts, read, from);
   }
@@ -206,9 +208,10 @@ class FileLoader {
    */
   private async stage(realPath: string, { before, scan }: Hashed): Promise<Staged | undefined> {
     const { run, file, fl } = this;
-    if (file.format !== 'parquet' && !scan) return { stagedPath: undefined, before, relinked: false };
+    if (file.format !== 'parquet' && !scan) return { stagedPath: undefined, fid: 0, before, relinked: false };
     // DuckDB reads file names as globs and through SQL text: it only ever sees this generated name.
-    let stagedPath: string | undefined = join(run.stagingDir, `${file.format === 'parquet' ? 'p' : 'c'}${String(++run.staged).padStart(6, '0')}.${file.format}`);
+    const fid = ++run.counters.staged;
+    let stagedPath: string | undefined = join(run.stagingDir, `${file.format === 'parquet' ? 'p' : 'c'}${String(fid).padStart(6, '0')}.${file.format}`);
     let relinked = false;
     try {
       // The stamp must hold up to the link, which moves the change time (restamped after it).
@@ -227,26 +230,26 @@ class FileLoader {
       stagedPath = undefined;
     }
     if (stagedPath) before = await restamp(realPath, before);
-    return { stagedPath, before, relinked };
+    return { stagedPath, fid, before, relinked };
   }
 
   /** Looks the file's check up in the delivery cache: true when a verified hit was loaded instead of the file (a refused entry is noted in `fl`). */
-  private async lookup(key: string, stagedPath: string | undefined): Promise<boolean> {
+  private async lookup(key: string, staged: Staged): Promise<boolean> {
     const found = await this.run.cache!.lookup(key);
-    if (found && 'hit' in found && await this.fromCache(found.hit, stagedPath)) return true;
+    if (found && 'hit' in found && await this.fromCache(found.hit, staged)) return true;
     if (found && 'refused' in found) this.fl.cache_refused = found.refused;
     return false;
   }
 
   /** Loads the file from a verified cache hit; false (nothing loaded) when the hit does not fit the file as found now. */
-  private async fromCache(hit: CacheHit, stagedPath: string | undefined): Promise<boolean> {
+  private async fromCache(hit: CacheHit, { stagedPath, fid }: Staged): Promise<boolean> {
     const { run, ds, file, fl } = this;
     const { conn, config } = run;
     if (hit.kind === 'view') {
       if (!ds.viewable || !stagedPath || !hit.hashes) return false;
       const v = await parquetViewValues({ conn, spec: ds.spec, config, rawTable: ds.rawTable, relPath: file.relPath, stagedPath });
       if ('reason' in v || v.total !== hit.records) return false;
-      const vf: ViewFile = { fid: run.staged, relPath: file.relPath, stagedPath, values: v.values };
+      const vf: ViewFile = { fid, relPath: file.relPath, stagedPath, values: v.values };
       await restoreViewCheck(conn, hit.hashes, hit.rejects);
       await this.registerView(vf);
     }
@@ -272,11 +275,11 @@ class FileLoader {
   }
 
   /** Reads the file's records into `table`: the SQL fast path where it applies, then the JS validator on what it hands back (or on the whole file). */
-  private async read(table: string, stagedPath: string | undefined, hashed: Hashed): Promise<FileRead> {
+  private async read(table: string, { stagedPath, fid }: Staged, hashed: Hashed): Promise<FileRead> {
     const { run, ds, file } = this;
     let fast: { events: AsyncGenerator<ReadEvent> } & FileRead | undefined;
     if (run.fast && stagedPath) {
-      fast = await this.readFast(table, stagedPath, hashed);
+      fast = await this.readFast(table, stagedPath, fid, hashed);
     } else {
       run.options.onFile?.({ path: file.relPath, loadedBy: 'js', sqlRecords: 0, reason: run.fast ? `${file.format}${file.gzip ? '.gz' : ''} files are read by the JS reader` : 'fast path off' });
     }
@@ -295,7 +298,7 @@ class FileLoader {
    * shows, registering a view file) and returns the records it handed back for the JS validator;
    * undefined when the whole file is left to the JS reader (the reason goes to onFile).
    */
-  private async readFast(table: string, stagedPath: string, { known, scan }: Hashed): Promise<{ events: AsyncGenerator<ReadEvent> } & FileRead | undefined> {
+  private async readFast(table: string, stagedPath: string, fid: number, { known, scan }: Hashed): Promise<{ events: AsyncGenerator<ReadEvent> } & FileRead | undefined> {
     const { run, ds, file, fl } = this;
     const target: FastTarget = { conn: run.conn, spec: ds.spec, config: run.config, rawTable: table, relPath: file.relPath, stagedPath, maxRecords: run.limits.max_file_records, rendered: known?.rendered };
     const shape: CsvShape | undefined = known ? known.shape : scan?.result();
@@ -306,7 +309,7 @@ class FileLoader {
     }
     let viewFile: ViewFile | undefined;
     if (r.values) {
-      viewFile = { fid: run.staged, relPath: file.relPath, stagedPath, values: r.values };
+      viewFile = { fid, relPath: file.relPath, stagedPath, values: r.values };
       await this.registerView(viewFile);
     }
     ds.load.records_read += r.inserted;
@@ -388,7 +391,7 @@ class FileLoader {
     const same = held === 'same' && !relinked || held !== 'changed' && await this.hashesAsBefore(realPath);
     const keepable = same && this.entries.every((e) => e.rule !== 'file_unreadable' && ![realPath, file.absPath, run.stagingDir].some((p) => e.message.includes(p)));
     if (!keepable) return;
-    const keptId = String(++run.kept).padStart(6, '0');
+    const keptId = String(++run.counters.kept).padStart(6, '0');
     const out = (name: string) => join(run.stagingDir, `w${keptId}-${name}.parquet`);
     // The records a view file shows are in its view, not in the raw table.
     const rowCount = await writeKeptRows(run.conn, ds.rawTable, from, fl.loaded - viewRecords, out('rows'));

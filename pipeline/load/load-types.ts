@@ -3,6 +3,7 @@
  * dataset and per file what was read and loaded, watermarks, side files, cutoff mappings, and how
  * `loadSources` reads files. Types only, so every module of the loader may use them.
  */
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { CutoffRule } from '../contract/local-time.js';
 import type { WrittenFile } from '../sources/csv-fast.js';
 import type { DatasetFault } from '../sources/locate.js';
@@ -124,6 +125,12 @@ export interface LoadOptions {
    * become ready (contract order among those ready), and the result is put back in contract order.
    */
   readonly ready?: (dataset: string) => Promise<void>;
+  /**
+   * More connections of the same DuckDB instance to load datasets on at the same time (a
+   * mid-sized day: each statement there mostly runs on one core). Each dataset loads wholly on one
+   * connection; tables, quarantine and counts are those of one connection (default none).
+   */
+  readonly lanes?: readonly DuckDBConnection[];
   /**
    * The delivery cache (delivery-cache.ts): each file's check is kept there and read back by later
    * loads of the same bytes under the same code and rules (default none: every file is checked).

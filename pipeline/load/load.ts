@@ -113,14 +113,16 @@ export async function loadSources(conn: DuckDBConnection, root: DatasetRoots, co
   // of reading an empty table. sql/common runs only the statements whose datasets were loaded.
   for (const spec of DATASETS) if (wanted && !wanted.has(spec.name)) await dropRelation(conn, spec.name);
   const pending = DATASETS.filter((d) => !wanted || wanted.has(d.name));
-  const loads: DatasetLoad[] = [];
-  while (pending.length) {
-    const spec = await nextReady(pending, options.ready);
+  const done = await onLoadLanes([conn, ...(options.lanes ?? [])], pending, options.ready, async (spec, laneConn) => {
+    // A dataset's own quarantine (and connection): datasets on two lanes load at once.
+    const own: LoadRun = { ...run, conn: laneConn, quarantine: [] };
     const folder = await listDatasetFolder(datasetRoot(root, spec.name), spec.name);
-    loads.push(await loadDataset(run, spec, folder));
-  }
-  await dropFastTables(conn);
+    return { load: await loadDataset(own, spec, folder), quarantine: own.quarantine };
+  });
+  for (const c of [conn, ...(options.lanes ?? [])]) await dropFastTables(c);
   await run.cache?.evict();
+  const loads = done.map((d) => d.load);
+  for (const d of done) for (const e of d.quarantine) run.quarantine.push(e);
   inContractOrder(loads, run.quarantine);
   const cutoffMappings = [...run.cutoffs.values()].map(({ micros: _m, ...rest }) => rest).sort((a, b) => (a.timezone + a.local < b.timezone + b.local ? -1 : 1));
   return { datasets: loads, quarantine: run.quarantine, cutoffMappings, viewFiles: run.viewStamps };
@@ -134,7 +136,7 @@ async function openRun(conn: DuckDBConnection, config: LoadRules, stagingDir: st
   const views = fast && (options.views ?? false);
   if (views) await resetViewTables(conn);
   const limits: FileLimits = { ...DEFAULT_FILE_LIMITS, ...config.limits };
-  return { conn, config, stagingDir, options, fast, views, limits, cache, quarantine: [], cutoffs: new Map(), viewStamps: [], staged: 0, kept: 0 };
+  return { conn, config, stagingDir, options, fast, views, limits, cache, quarantine: [], cutoffs: new Map(), viewStamps: [], counters: { staged: 0, kept: 0 } };
 }
 
 /**
@@ -193,6 +195,34 @@ async function readImportReport(side: SideFile, load: DatasetLoad, quarantine: Q
     quarantine.push({ dataset: load.dataset, file: side.relPath, row: null, line: null, column: null, rule: problem.rule === 'link_outside_source_root' ? problem.rule : `import_report_${problem.rule.replace(/^import_report_/, '')}`, message: problem.message, raw: '' });
     load.quarantined += 1;
   }
+}
+
+/**
+ * Loads the `pending` datasets on `lanes` (connections of one DuckDB instance; the first is the
+ * run's), one dataset per lane at a time, each lane taking the next dataset that is ready
+ * (nextReady, one choice at a time). Returns what each load gave, in the order loaded. When a load
+ * fails, no lane starts another; once those under way have settled, the first failure is thrown.
+ */
+async function onLoadLanes<R>(lanes: readonly DuckDBConnection[], pending: DatasetSpec[], ready: LoadOptions['ready'], fn: (spec: DatasetSpec, conn: DuckDBConnection) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  let failure: { e: unknown } | undefined;
+  let choosing: Promise<unknown> = Promise.resolve();
+  const drive = async (lane: DuckDBConnection): Promise<void> => {
+    while (pending.length && !failure) {
+      // Two lanes racing over the same pending list would pick one dataset twice: one choice at a time.
+      const pick = choosing.then(() => (pending.length && !failure ? nextReady(pending, ready) : undefined));
+      choosing = pick.catch(() => undefined);
+      try {
+        const spec = await pick;
+        if (spec) out.push(await fn(spec, lane));
+      } catch (e) {
+        failure ??= { e };
+      }
+    }
+  };
+  await Promise.all(lanes.map(drive));
+  if (failure) throw failure.e;
+  return out;
 }
 
 /**

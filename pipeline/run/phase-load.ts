@@ -21,6 +21,7 @@ import { checkInterrupt, onInterrupt } from '../core/interrupt.js';
 import { silentProgress, type ProgressTask } from '../core/progress.js';
 import { labelDatasetLoads, labelQuarantine } from '../sources/postgres/label.js';
 import { timed, type LoadedInputs, type RunContext } from './context.js';
+import { LANES_BELOW_BYTES } from './control-lanes.js';
 import { cacheConfig, ResultsReuse, type EvaluationEngine, type InputsKeyed } from './results-cache.js';
 
 /**
@@ -120,11 +121,17 @@ async function inputsKeyed(ctx: RunContext, located: LocatedSources, reads: read
 /** Loads the datasets `reads` (with the files hashed before, `hashed`); database extracts named by their labels. */
 async function loadAll(ctx: RunContext, located: LocatedSources, engine: Engine, conn: DuckDBConnection, reads: readonly string[], hashed?: InputDigest['hashed']): Promise<LoadResult> {
   const { req } = ctx;
-  // Views over checked Parquet files for datasets without derived columns (load/views.ts).
-  const l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), {
-    datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready, written: located.written, cache: cacheConfig(ctx), onProgress: datasetProgress(ctx), hashed,
-    checkpoint: () => checkInterrupt(ctx.interrupt),
-  });
+  const lanes = await loadLanes(ctx, engine);
+  let l: LoadResult;
+  try {
+    // Views over checked Parquet files for datasets without derived columns (load/views.ts).
+    l = await loadSources(conn, located.root, req.config.config, join(ctx.scratch, 'links'), {
+      datasets: reads, views: true, faults: located.plan?.faults, ready: located.ready, written: located.written, cache: cacheConfig(ctx), onProgress: datasetProgress(ctx), hashed,
+      checkpoint: () => checkInterrupt(ctx.interrupt), lanes: lanes.conns,
+    });
+  } finally {
+    lanes.close();
+  }
   // Database extracts load while the next ones are read; every snapshot has committed here.
   await located.settled;
   // Tables in a DuckDB file: write what the load left in memory (added columns, collapsed
@@ -132,6 +139,22 @@ async function loadAll(ctx: RunContext, located: LocatedSources, engine: Engine,
   if (engine.storage === 'file') await conn.run('CHECKPOINT');
   // Database extracts are named by database and dataset, not by their scratch file.
   return { ...l, quarantine: labelQuarantine(l.quarantine, located.plan), datasets: labelDatasetLoads(l.datasets, located.plan) };
+}
+
+/**
+ * The extra connection a mid-sized day in memory loads its datasets on (load.ts onLoadLanes): its
+ * checking statements mostly run on one core (a file of up to about 120,000 rows is one Parquet
+ * row group), so a second dataset's load meanwhile uses the other. A small day (DuckDB on one
+ * thread, where hidden costs are start-up) and a large one (its memory) keep the one connection.
+ * Each connection is UTC like the run's, and stopped by the run's interrupt.
+ */
+async function loadLanes(ctx: RunContext, engine: Engine): Promise<{ conns: DuckDBConnection[]; close: () => void }> {
+  const on = engine.threads > 1 && engine.storage === 'memory' && engine.estimated_bytes < LANES_BELOW_BYTES;
+  if (!on) return { conns: [], close: () => undefined };
+  const c = await engine.instance.connect();
+  const unlisten = onInterrupt(ctx.interrupt, () => c.interrupt());
+  await c.run(`SET TimeZone = 'UTC'`);
+  return { conns: [c], close: () => { unlisten(); c.closeSync(); } };
 }
 
 /** A kept load on the run's reporter as a load would report it: each dataset started and done, with its counts. */
@@ -147,11 +170,12 @@ function reportKeptLoad(ctx: RunContext, loaded: LoadResult): void {
 /** Progress of each dataset's load on the run's reporter (core/progress.ts); an interrupted run stops at each report too. */
 function datasetProgress(ctx: RunContext): (p: LoadProgress) => void {
   const reporter = ctx.req.progress ?? silentProgress;
-  let task: ProgressTask | undefined;
+  // By dataset: two datasets load at once on a mid-sized day (loadLanes).
+  const tasks = new Map<string, ProgressTask>();
   return (p) => {
     checkInterrupt(ctx.interrupt);
-    if (p.stage === 'start') task = reporter.begin('load', p.dataset, ctx.logger);
-    else if (p.stage === 'records') task?.update({ records_read: p.records_read, files: p.files });
-    else task?.done({ records_read: p.records_read, files: p.files, quarantined: p.quarantined });
+    if (p.stage === 'start') tasks.set(p.dataset, reporter.begin('load', p.dataset, ctx.logger));
+    else if (p.stage === 'records') tasks.get(p.dataset)?.update({ records_read: p.records_read, files: p.files });
+    else tasks.get(p.dataset)?.done({ records_read: p.records_read, files: p.files, quarantined: p.quarantined });
   };
 }
