@@ -3,18 +3,36 @@
  * run/phase-load.ts): never read, named in a manifest note and a warning on stderr, with the
  * dataset they are nearest to; the results are those of the same sources without them.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { controlsEscaped, strayRootEntries } from '../pipeline/sources/files.js';
 import { DATASETS } from '../pipeline/contract/datasets.js';
 import { SAMPLE_DAY } from './fixtures/days.js';
-import { reckonIn, scratchDir, type CliResult } from './helpers/cli.js';
+import { BIN, reckonIn, scratchDir, type CliResult } from './helpers/cli.js';
 
 const tmp = scratchDir('reckon-stray-');
 afterAll(() => tmp.cleanup());
 const DATE = '2026-11-02';
+
+/** Root lists any folder: as root the CLI runs as nobody (a 0711 folder it does not own), else as this user (a 0311 folder). */
+const ROOT_USER = process.getuid?.() === 0;
+
+/** `reckon args` as a user who may enter the test's folders but not list a 0711 (0311) one; the result cache off, scratch in the test's folder. */
+function runAsNobody(args: string[]): CliResult {
+  return runAs(args, tmp.dir);
+}
+
+const CAN_RUN_AS_NOBODY = !ROOT_USER || runAs(['--version'], '/tmp').code === 0;
+
+function runAs(args: string[], scratch: string): CliResult {
+  const cmd = ROOT_USER ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, ...args] : [process.execPath, BIN, ...args];
+  const r = spawnSync(cmd[0], cmd.slice(1), { encoding: 'utf8', env: { ...process.env, RECKON_CACHE: 'off', TMPDIR: scratch } });
+  let json: unknown;
+  try { json = JSON.parse(r.stdout); } catch { json = undefined; }
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json };
+}
 
 describe('a source root holding entries that are not datasets', () => {
   it('names each (folder or file, the nearest dataset) in the manifest and on stderr; totals and digest unchanged', async () => {
@@ -82,6 +100,40 @@ describe('a source root holding entries that are not datasets', () => {
     expect(r.code, r.stderr).toBe(1);
     const notes = (JSON.parse(readFileSync(r.json.manifest.path, 'utf8')).notes as string[]).filter((n) => n.startsWith('sources: '));
     expect(notes).toEqual(["sources: the folder 'ordrs' at the source root is no dataset's folder and was not read (did you mean orders?)"]);
+  });
+
+  it('with several local roots, each note names its root', async () => {
+    const a = join(tmp.dir, 'root-a');
+    const b = join(tmp.dir, 'root-b');
+    cpSync(SAMPLE_DAY, a, { recursive: true });
+    mkdirSync(join(a, 'ordrs'));
+    mkdirSync(b);
+    cpSync(join(SAMPLE_DAY, 'executions'), join(b, 'executions'), { recursive: true });
+    writeFileSync(join(b, 'notes.txt'), '');
+    const file = join(tmp.dir, 'two-roots.yaml');
+    writeFileSync(file, `default: ${a}\ndatasets:\n  executions: { location: ${b} }\n`);
+    const r = await reckonIn(['run', '--date', DATE, '--sources', file, '--store', join(tmp.dir, 'store-two-roots'), '--json', '--quiet']);
+    const notes = (JSON.parse(readFileSync(r.json.manifest.path, 'utf8')).notes as string[]).filter((n) => n.startsWith('sources: '));
+    expect(notes).toEqual([
+      `sources: the folder 'ordrs' at the source root ${a} is no dataset's folder and was not read (did you mean orders?)`,
+      `sources: the file 'notes.txt' at the source root ${b} is no dataset's folder and was not read`,
+    ]);
+  });
+
+  // As root, nobody must reach the checkout (a clone under a 0700 folder cannot be run as nobody).
+  it.skipIf(!CAN_RUN_AS_NOBODY)('a root that cannot be listed (mode 0711, a user who is not its owner): one note says so, the datasets in it are read', async () => {
+    const src = join(tmp.dir, 'unlisted');
+    cpSync(SAMPLE_DAY, src, { recursive: true });
+    mkdirSync(join(src, 'ordrs'));
+    const store = join(tmp.dir, 'store-unlisted');
+    mkdirSync(store);
+    execFileSync('chmod', ['-R', 'a+rwX', tmp.dir]);
+    execFileSync('chmod', [ROOT_USER ? '0711' : '0311', src]);
+    const r = runAsNobody(['run', '--date', DATE, '--sources', src, '--store', store, '--json', '--quiet']);
+    expect(r.code, r.stderr).toBe(1);
+    const notes = (JSON.parse(readFileSync(r.json.manifest.path, 'utf8')).notes as string[]).filter((n) => n.startsWith('sources: '));
+    expect(notes).toEqual([`sources: the source root ${src} cannot be listed (EACCES): entries in it that are no dataset's folder cannot be named`]);
+    expect(r.stderr).toContain(notes[0]);
   });
 
   it('a root with 25 stray folders: 20 warnings and one line for the other 5 on stderr, all 25 in the manifest', async () => {

@@ -15,13 +15,14 @@ import { estimateLoadBytes, openEngine, type Engine } from '../load/engine.js';
 import { digestInputs, withLoadHashes, type InputDigest } from '../load/input-digest.js';
 import { loadSources, type LoadProgress, type LoadResult } from '../load/load.js';
 import type { LocatedSources } from '../sources/locate.js';
-import { strayRootEntries, type StrayEntry } from '../sources/files.js';
+import { controlsEscaped, strayRootEntries, type StrayEntry } from '../sources/files.js';
 import { DATASETS } from '../contract/datasets.js';
 import { checkInterrupt, onInterrupt } from '../core/interrupt.js';
 import { silentProgress, type ProgressTask } from '../core/progress.js';
 import { labelDatasetLoads, labelQuarantine } from '../sources/postgres/label.js';
 import { timed, type LoadedInputs, type RunContext } from './context.js';
 import { LANES_BELOW_BYTES } from './control-lanes.js';
+import { emptyWindowNote } from './window-census.js';
 import { cacheConfig, ResultsReuse, type EvaluationEngine, type InputsKeyed } from './results-cache.js';
 
 /**
@@ -64,6 +65,11 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   const records = loaded.datasets.reduce((n, d) => n + d.records_read, 0);
   const how = reuse?.loaded ? ' (the load skipped: every input as the reused results\' run read it)' : '';
   ctx.logger.info(`loaded ${loaded.datasets.length} dataset(s): ${records} record(s) read, ${loaded.quarantine.length} quarantined, in ${((timings.load_ms ?? 0) / 1000).toFixed(1)} s${how}`, { phase: 'load', records_read: records, quarantined: loaded.quarantine.length });
+  const empty = reuse?.loaded ? null : await emptyWindowNote(conn, req.window, loaded.datasets);
+  if (empty) {
+    ctx.logger.warn(empty, { phase: 'load' });
+    notes.push(empty);
+  }
   await ctx.fault('computing');
   for (const f of loaded.datasets.flatMap((d) => d.files)) {
     if (f.cache_refused) ctx.logger.warn(`delivery cache entry of ${f.path} refused and the file checked again: ${f.cache_refused}`, { phase: 'load', file: f.path });
@@ -85,13 +91,18 @@ async function strayNotes(ctx: RunContext, located: LocatedSources): Promise<str
     : [...root].filter(([d]) => !['database', 's3'].includes(located.plan?.origins.get(d)?.kind ?? '')).map(([, r]) => r);
   const names = DATASETS.map((d) => d.name);
   const found: [string, readonly StrayEntry[]][] = [];
-  // One folder named two ways (a link, `./a/../a`) is listed once.
-  const real = await Promise.all(local.map((r) => realpath(r).catch(() => r)));
-  for (const r of new Set(real)) found.push(['', await strayRootEntries(r, names)]);
+  const unlisted: string[] = [];
+  // One folder named two ways (a link, `./a/../a`) is listed once; with several, each note names its root.
+  const real = [...new Set(await Promise.all(local.map((r) => realpath(r).catch(() => r))))];
+  for (const r of real) {
+    const at = real.length > 1 ? ` ${controlsEscaped(r)}` : '';
+    await strayRootEntries(r, names).then((entries) => found.push([at, entries]),
+      (e: NodeJS.ErrnoException) => unlisted.push(`sources: the source root ${controlsEscaped(r)} cannot be listed (${e.code ?? e.message}): entries in it that are no dataset's folder cannot be named`));
+  }
   for (const [location, entries] of located.strayRemote ?? []) found.push([` ${location}`, entries]);
   // Quoted, so that a name with a trailing space (`'orders '`) shows what is wrong with it.
-  const notes = found.flatMap(([at, entries]) => entries.map((e) =>
-    `sources: the ${e.kind} '${e.name}' at the source root${at} is no dataset's folder and was not read${e.nearest ? ` (did you mean ${e.nearest}?)` : ''}`));
+  const notes = [...unlisted, ...found.flatMap(([at, entries]) => entries.map((e) =>
+    `sources: the ${e.kind} '${e.name}' at the source root${at} is no dataset's folder and was not read${e.nearest ? ` (did you mean ${e.nearest}?)` : ''}`))];
   for (const n of notes.slice(0, STRAY_WARNINGS)) ctx.logger.warn(n, { phase: 'load' });
   if (notes.length > STRAY_WARNINGS) ctx.logger.warn(`sources: ${notes.length - STRAY_WARNINGS} more entries at the source root are no dataset's folder and were not read (the manifest's notes list every one)`, { phase: 'load' });
   return notes;

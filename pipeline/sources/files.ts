@@ -232,11 +232,12 @@ export interface StrayEntry {
 /**
  * The entries of the source folder `root` that are not one of `datasets` (names starting with
  * `_` or `.` aside, as inside a dataset folder): a typo'd dataset folder means the real dataset
- * is missing, so a run names them instead of skipping them without a word. Sorted by name; none
- * when `root` cannot be listed (the datasets' own listing reports that).
+ * is missing, so a run names them instead of skipping them without a word. Sorted by name.
+ * Rejects with readdir's error when `root` cannot be listed (a folder its datasets can be reached
+ * in, mode 0711, but not listed).
  */
 export async function strayRootEntries(root: string, datasets: readonly string[]): Promise<StrayEntry[]> {
-  const entries = await readdir(root, { withFileTypes: true, encoding: 'buffer' }).catch(() => []);
+  const entries = await readdir(root, { withFileTypes: true, encoding: 'buffer' });
   return strayAmong(entries.map((e) => {
     const bytes = e.name as unknown as Buffer;
     const name = isUtf8(bytes) ? controlsEscaped(bytes.toString('utf8')) : escapedName(bytes);
