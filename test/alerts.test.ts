@@ -6,7 +6,7 @@
  * Slack, Alertmanager and webhook formats; --no-alerts and --alerts-dry-run; no secret (the route
  * URL's path, the routing key) in anything printed or stored. Runs are in process (reckonIn).
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, reckonAsync, reckonIn, scratchDir } from './helpers/cli.js';
@@ -142,6 +142,8 @@ describe('alerts to a PagerDuty receiver', () => {
     ]);
     const record = JSON.parse(readFileSync(join(store, 'alerts', `${stoppedId}.json`), 'utf8'));
     expect(record).toMatchObject({ schema: 'reckon.alert-delivery/v1', run_id: stoppedId, mode: 'send', counts: { sent: 1, failed: 0, unrouted: 0 } });
+    // The claim that made this run the one to send them (two runs rolling it forward at once would both page).
+    expect(JSON.parse(readFileSync(join(store, 'alerts', `${stoppedId}.roll-forward.json`), 'utf8'))).toMatchObject({ schema: 'reckon.alert-roll-forward/v1', run_id: stoppedId, sent_by: next.json.run_id });
     const runs = await reckonIn(['runs', '--store', store]);
     expect(runs.stdout.split('\n').filter(Boolean).map((l) => l.replace(/^.*alerts: /, ''))).toEqual(['1 sent', 'none to send']);
 
@@ -150,6 +152,23 @@ describe('alerts to a PagerDuty receiver', () => {
     expect([third.code, third.stderr.includes('rolled forward')]).toEqual([1, false]);
     expect(receiver.requests).toHaveLength(before + 1);
     expect(storeText(store) + next.stderr).not.toContain(ROUTING_KEY);
+  });
+
+  it('a run stopped after its manifest whose alerts another rolling run claimed: this one sends nothing and writes no record', async () => {
+    const src = rc06Sources(join(tmp.dir, 'e'));
+    const store = join(tmp.dir, 'e', 'store');
+    const args = ['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', pagerdutyConfig(tmp.dir, receiver), '--json', '--quiet'];
+    const before = receiver.requests.length;
+    expect((await stopAtPublished(args)).code).toBe(130);
+    const [key] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json'));
+    const stoppedId = /^[0-9]{8}-(.+)\.json$/.exec(key)![1];
+    mkdirSync(join(store, 'alerts'), { recursive: true });
+    writeFileSync(join(store, 'alerts', `${stoppedId}.roll-forward.json`), JSON.stringify({ schema: 'reckon.alert-roll-forward/v1', run_id: stoppedId, sent_by: 'run-other', claimed_at: '2026-11-03T00:06:00.000Z' }));
+    const next = await reckonIn(args, { env: ENV });
+    expect(next.stderr).toContain(`rolled forward run ${stoppedId}`);
+    expect(next.stderr).not.toContain(`alerts of run ${stoppedId}, rolled forward`);
+    expect(receiver.requests).toHaveLength(before);
+    expect(existsSync(join(store, 'alerts', `${stoppedId}.json`))).toBe(false);
   });
 
   it('a run stopped after its manifest, rolled forward by a --no-alerts run: nothing sent, recorded as off for the stopped run', async () => {

@@ -6,7 +6,7 @@
  */
 import { z } from '../core/zod.js';
 import { canonicalJson } from '../core/canonical.js';
-import type { ObjectStore } from '../store/object-store.js';
+import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
 import type { AlertMode, Delivery, DeliveryStatus } from './deliver.js';
 
 export type { AlertMode } from './deliver.js';
@@ -27,6 +27,26 @@ export interface DeliveryRecord {
 
 /** The store key of a run's delivery record. */
 export const deliveryRecordKey = (runId: string) => `alerts/${runId}.json`;
+
+/**
+ * The store key a run rolling `runId` forward writes once before sending `runId`'s alerts: two runs
+ * rolling the same run forward at once would otherwise both find no record and both page.
+ */
+export const rollForwardClaimKey = (runId: string) => `alerts/${runId}.roll-forward.json`;
+
+/**
+ * Claims the sending of `runId`'s alerts for the run `by`: true when this call wrote the claim,
+ * false when another run had (AlreadyExistsError); other store errors are thrown.
+ */
+export async function claimRolledForwardAlerts(store: ObjectStore, runId: string, by: string, now: Date): Promise<boolean> {
+  try {
+    await store.putOnce(rollForwardClaimKey(runId), canonicalJson({ schema: 'reckon.alert-roll-forward/v1', run_id: runId, sent_by: by, claimed_at: now.toISOString() }));
+    return true;
+  } catch (e) {
+    if (e instanceof AlreadyExistsError) return false;
+    throw e;
+  }
+}
 
 /** Counts of `deliveries` by status. */
 export function countDeliveries(deliveries: readonly Delivery[]): DeliveryCounts {

@@ -16,7 +16,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import { deliverAlerts, type AlertRequest, type Delivery } from '../alerts/deliver.js';
 import { alertBody, type AlertRun } from '../alerts/formats.js';
 import { pastSlaCandidates, planAlerts } from '../alerts/plan.js';
-import { countDeliveries, deliveryRecord, deliveryRecordKey, writeDeliveryRecord, type AlertMode, type DeliveryCounts } from '../alerts/record.js';
+import { claimRolledForwardAlerts, countDeliveries, deliveryRecord, deliveryRecordKey, writeDeliveryRecord, type AlertMode, type DeliveryCounts } from '../alerts/record.js';
 import type { RunContext, RunRequest, SettledResults } from './context.js';
 
 export type { AlertRequest } from '../alerts/deliver.js';
@@ -93,16 +93,21 @@ async function deliver(ctx: RunContext, settled: SettledResults, published: Publ
  * The alerts of run `runId`, which this run has just rolled forward (it stopped after publishing
  * its manifest, before its alerts): the breaks it opened or reopened, from its manifest, go to
  * this run's routes in this run's mode (`--no-alerts` records that none was sent), written as
- * `runId`'s delivery record. Nothing when `runId` has a record already. Its SLA crossings and
- * verifications are not sent (the next runs page breaks still past their SLA). Never throws: a
- * failure is logged.
+ * `runId`'s delivery record. Nothing when `runId` has a record already, or another run (two
+ * rolling it forward at once) claimed its alerts first (record.ts claimRolledForwardAlerts; `by` is
+ * this run's id). Its SLA crossings and resolutions are not sent (docs/alerts.md). Never throws:
+ * a failure is logged.
  */
-export async function sendRolledForwardAlerts(req: RunRequest, store: ObjectStore, logger: RunLogger, runId: string): Promise<void> {
+export async function sendRolledForwardAlerts(req: RunRequest, store: ObjectStore, logger: RunLogger, runId: string, by: string): Promise<void> {
   const request: AlertRequest = req.alerts ?? { mode: 'off', routes: new Map() };
   const secrets = routeSecrets(request.routes);
   try {
     const found = await findManifest(store, runId);
     if (!found || await store.get(deliveryRecordKey(runId))) return;
+    if (!(await claimRolledForwardAlerts(store, runId, by, new Date()))) {
+      logger.info(`alerts of run ${runId}: another run rolling it forward sends them`, { phase: 'alerts' });
+      return;
+    }
     const m = found.manifest;
     let deliveries: Delivery[] = [];
     if (request.mode !== 'off') {
