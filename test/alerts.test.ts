@@ -6,7 +6,8 @@
  * Slack, Alertmanager and webhook formats; --no-alerts and --alerts-dry-run; no secret (the route
  * URL's path, the routing key) in anything printed or stored. Runs are in process (reckonIn).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, reckonAsync, reckonIn, scratchDir } from './helpers/cli.js';
@@ -185,7 +186,36 @@ describe('alerts to a PagerDuty receiver', () => {
     const record = JSON.parse(readFileSync(join(store, 'alerts', `${stoppedId}.json`), 'utf8'));
     expect([record.run_id, record.mode, record.deliveries]).toEqual([stoppedId, 'off', []]);
   });
+
+  it('a run stopped after its manifest, the manifest edited since: not rolled forward, no alert sent, exit 2 naming both digests', async () => {
+    const src = rc06Sources(join(tmp.dir, 'f'));
+    const store = join(tmp.dir, 'f', 'store');
+    const args = ['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', pagerdutyConfig(tmp.dir, receiver), '--json', '--quiet'];
+    const before = receiver.requests.length;
+    expect((await stopAtPublished(args)).code).toBe(130);
+    const [key] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json'));
+    const stoppedId = /^[0-9]{8}-(.+)\.json$/.exec(key)![1];
+    const published = readFileSync(join(store, 'manifests', key), 'utf8');
+    const edited = published.replace('"INT-2"', '"INT-9"');
+    expect(edited).not.toBe(published);
+    writeFileSync(join(store, 'manifests', key), edited);
+    const sha = (t: string) => createHash('sha256').update(t).digest('hex');
+    const storeBefore = listTree(store);
+
+    const next = await reckonIn(args, { env: ENV });
+    expect(next.code, next.stderr).toBe(2);
+    expect(next.stderr).toContain(`run ${stoppedId} stopped after publishing manifests/${key}, but the manifest's bytes hash to ${sha(edited)} and its .sha256 says ${sha(published)}: it was changed after publication, so it is not rolled forward (nothing promoted, no break object written, no alert sent)`);
+    expect(next.stderr).not.toContain('rolled forward run');
+    expect(receiver.requests).toHaveLength(before);
+    expect(existsSync(join(store, 'alerts'))).toBe(false);
+    expect(listTree(store)).toEqual(storeBefore);
+  });
 });
+
+/** Every file under `dir`, relative, sorted (lock files aside: a refused run may leave none or its own). */
+function listTree(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true }) as string[]).filter((f) => statSync(join(dir, f)).isFile() && !f.includes('_lock')).sort();
+}
 
 /** Runs `args` in a child paused once its manifest is published, then interrupts it (SIGINT); its exit code and stderr. */
 function stopAtPublished(args: string[]): Promise<{ code: number | null; stderr: string }> {

@@ -80,7 +80,7 @@ describe('a run killed between its manifest and the .sha256', () => {
 
     const rerun = await reckonHere(runArgs(store));
     expect(rerun.code).toBe(2);
-    expect(rerun.stderr).toContain(`the chain head manifests/${key} has no ${key.replace(/\.json$/, '.sha256')} and nothing proves its bytes`);
+    expect(rerun.stderr).toContain(`stopped after publishing manifests/${key}, which has no ${key.replace(/\.json$/, '.sha256')} and nothing proves its bytes`);
     expect(rerun.stderr).toMatch(/its run recorded the digest [0-9a-f]{64} before publishing, but the bytes hash to [0-9a-f]{64}: the manifest was changed after it was written/);
     expect(files(join(store, 'manifests'))).toEqual([key]);
     const verify = await reckonHere(['manifest', 'verify', '--store', store]);

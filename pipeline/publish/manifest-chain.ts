@@ -35,7 +35,8 @@ export const sidecarKey = (manifestKey: string): string => manifestKey.replace(/
 export const digestRecordKey = (runId: string): string => `_staging/${runId}/_manifest.json`;
 
 const sidecarText = (key: string, sha256: string) => `${sha256}  ${key.split('/').pop()}\n`;
-const sidecarDigest = (body: Buffer) => body.toString('utf8').split(/\s+/)[0];
+/** The digest a `.sha256` body records (its first word). */
+export const sidecarDigest = (body: Buffer): string => body.toString('utf8').split(/\s+/)[0];
 const runIdOf = (key: string) => /\/[0-9]{8}-(.+)\.json$/.exec(key)?.[1] ?? '';
 
 /** Writes a manifest's `.sha256` once; one that exists with the same digest is fine (another run completed it first). */
