@@ -125,16 +125,7 @@ describe('alerts to a PagerDuty receiver', () => {
     ]);
   });
   it('a run stopped after its manifest: the run rolling it forward sends its trigger, recorded as the stopped run\'s', async () => {
-    const src = rc06Sources(join(tmp.dir, 'c'));
-    const store = join(tmp.dir, 'c', 'store');
-    const args = ['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', pagerdutyConfig(tmp.dir, receiver), '--json', '--quiet'];
-    const before = receiver.requests.length;
-    const stopped = await stopAtPublished(args);
-    expect(stopped.code, stopped.stderr).toBe(130);
-    expect(receiver.requests).toHaveLength(before);
-    const [key] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json'));
-    const stoppedId = /^[0-9]{8}-(.+)\.json$/.exec(key)![1];
-
+    const { store, args, before, stoppedId } = await stoppedRun('c');
     const next = await reckonIn(args, { env: ENV });
     expect([next.code, next.json.controls[0].differences[0].disposition]).toEqual([1, 'REOBSERVED']);
     expect(next.stderr).toContain(`alerts of run ${stoppedId}, rolled forward by this run (it stopped before its alerts): 1 sent, 0 unrouted, 0 failed`);
@@ -156,13 +147,7 @@ describe('alerts to a PagerDuty receiver', () => {
   });
 
   it('a run stopped after its manifest whose alerts another rolling run claimed: this one sends nothing and writes no record', async () => {
-    const src = rc06Sources(join(tmp.dir, 'e'));
-    const store = join(tmp.dir, 'e', 'store');
-    const args = ['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', pagerdutyConfig(tmp.dir, receiver), '--json', '--quiet'];
-    const before = receiver.requests.length;
-    expect((await stopAtPublished(args)).code).toBe(130);
-    const [key] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json'));
-    const stoppedId = /^[0-9]{8}-(.+)\.json$/.exec(key)![1];
+    const { store, args, before, stoppedId } = await stoppedRun('e');
     mkdirSync(join(store, 'alerts'), { recursive: true });
     writeFileSync(join(store, 'alerts', `${stoppedId}.roll-forward.json`), JSON.stringify({ schema: 'reckon.alert-roll-forward/v1', run_id: stoppedId, sent_by: 'run-other', claimed_at: '2026-11-03T00:06:00.000Z' }));
     const next = await reckonIn(args, { env: ENV });
@@ -172,29 +157,43 @@ describe('alerts to a PagerDuty receiver', () => {
     expect(existsSync(join(store, 'alerts', `${stoppedId}.json`))).toBe(false);
   });
 
-  it('a run stopped after its manifest, rolled forward by a --no-alerts run: nothing sent, recorded as off for the stopped run', async () => {
-    const src = rc06Sources(join(tmp.dir, 'd'));
-    const store = join(tmp.dir, 'd', 'store');
-    const args = ['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', pagerdutyConfig(tmp.dir, receiver), '--json', '--quiet'];
-    const before = receiver.requests.length;
-    expect((await stopAtPublished(args)).code).toBe(130);
-    const [key] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json'));
-    const stoppedId = /^[0-9]{8}-(.+)\.json$/.exec(key)![1];
-    const next = await reckonIn([...args, '--no-alerts'], { env: ENV });
-    expect(next.stderr).toContain(`alerts of run ${stoppedId}, rolled forward by this run (it stopped before its alerts): none sent (alerts are off for this run)`);
+  it('a run stopped after its manifest, rolled forward by a --no-alerts run: nothing sent, left pending; the next sending run sends them once', async () => {
+    const { store, args, before, stoppedId } = await stoppedRun('d');
+    const off = await reckonIn([...args, '--no-alerts'], { env: ENV });
+    expect(off.stderr).toContain(`alerts of run ${stoppedId}, rolled forward by this run (it stopped before its alerts): none sent (alerts are off for this run); they stay pending for the next run that sends alerts (alerts/pending/${stoppedId}.json)`);
     expect(receiver.requests).toHaveLength(before);
-    const record = JSON.parse(readFileSync(join(store, 'alerts', `${stoppedId}.json`), 'utf8'));
-    expect([record.run_id, record.mode, record.deliveries]).toEqual([stoppedId, 'off', []]);
+    expect(existsSync(join(store, 'alerts', `${stoppedId}.json`))).toBe(false);
+    expect(JSON.parse(readFileSync(join(store, 'alerts', 'pending', `${stoppedId}.json`), 'utf8'))).toMatchObject({ schema: 'reckon.alert-pending/v1', run_id: stoppedId, rolled_forward_by: off.json.run_id, mode: 'off' });
+    const runs = await reckonIn(['runs', '--store', store]);
+    expect(runs.stdout.split('\n').filter(Boolean).map((l) => l.replace(/^.*alerts: /, ''))).toEqual(['pending (rolled forward by a run that did not send them; the next run that sends alerts does)', 'off']);
+
+    const sending = await reckonIn(args, { env: ENV });
+    expect(sending.stderr).toContain(`alerts of run ${stoppedId}, pending since an earlier run rolled it forward without sending them: 1 sent, 0 unrouted, 0 failed`);
+    expect(receiver.requests.slice(before).map((q) => [q.body.event_action, q.body.dedup_key])).toEqual([['trigger', ID]]);
+    expect(JSON.parse(readFileSync(join(store, 'alerts', `${stoppedId}.json`), 'utf8'))).toMatchObject({ run_id: stoppedId, mode: 'send', counts: { sent: 1 } });
+    const again = await reckonIn(args, { env: ENV });
+    expect(again.stderr).not.toContain(`alerts of run ${stoppedId}`);
+    expect(receiver.requests).toHaveLength(before + 1);
+  });
+
+  it('a run stopped after its manifest, rolled forward by a dry run: counted, not sent, still pending after a --no-alerts run', async () => {
+    const { store, args, before, stoppedId } = await stoppedRun('g');
+    const dry = await reckonIn([...args, '--alerts-dry-run'], { env: ENV });
+    expect(dry.stderr).toContain(`alerts of run ${stoppedId}, rolled forward by this run (it stopped before its alerts): 1 dry run, none sent; they stay pending for the next run that sends alerts (alerts/pending/${stoppedId}.json)`);
+    const off = await reckonIn([...args, '--no-alerts'], { env: ENV });
+    expect(off.stderr).not.toContain(`alerts of run ${stoppedId}`);
+    expect(receiver.requests).toHaveLength(before);
+    expect(JSON.parse(readFileSync(join(store, 'alerts', 'pending', `${stoppedId}.json`), 'utf8'))).toMatchObject({ rolled_forward_by: dry.json.run_id, mode: 'dry-run' });
+    // A marker that names another run than its key is never acted on.
+    writeFileSync(join(store, 'alerts', 'pending', 'run-forged.json'), JSON.stringify({ schema: 'reckon.alert-pending/v1', run_id: stoppedId }));
+    const sending = await reckonIn(args, { env: ENV });
+    expect(sending.stderr).toContain(`alerts of run ${stoppedId}, pending since an earlier run rolled it forward without sending them: 1 sent`);
+    expect(sending.stderr).toContain('alerts/pending/run-forged.json is ignored: it is not a reckon.alert-pending/v1 marker naming its own run; nothing is sent on its word');
+    expect(receiver.requests).toHaveLength(before + 1);
   });
 
   it('a run stopped after its manifest, the manifest edited since: not rolled forward, no alert sent, exit 2 naming both digests', async () => {
-    const src = rc06Sources(join(tmp.dir, 'f'));
-    const store = join(tmp.dir, 'f', 'store');
-    const args = ['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', pagerdutyConfig(tmp.dir, receiver), '--json', '--quiet'];
-    const before = receiver.requests.length;
-    expect((await stopAtPublished(args)).code).toBe(130);
-    const [key] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json'));
-    const stoppedId = /^[0-9]{8}-(.+)\.json$/.exec(key)![1];
+    const { store, args, before, key, stoppedId } = await stoppedRun('f');
     const published = readFileSync(join(store, 'manifests', key), 'utf8');
     const edited = published.replace('"INT-2"', '"INT-9"');
     expect(edited).not.toBe(published);
@@ -210,6 +209,19 @@ describe('alerts to a PagerDuty receiver', () => {
     expect(existsSync(join(store, 'alerts'))).toBe(false);
     expect(listTree(store)).toEqual(storeBefore);
   });
+
+  /** A store whose one RC06 run was stopped after publishing its manifest (SIGINT), under `tmp.dir/<name>`. */
+  async function stoppedRun(name: string) {
+    const src = rc06Sources(join(tmp.dir, name));
+    const store = join(tmp.dir, name, 'store');
+    const args = ['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', pagerdutyConfig(tmp.dir, receiver), '--json', '--quiet'];
+    const before = receiver.requests.length;
+    const stopped = await stopAtPublished(args);
+    expect(stopped.code, stopped.stderr).toBe(130);
+    expect(receiver.requests).toHaveLength(before);
+    const [key] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json'));
+    return { store, args, before, key, stoppedId: /^[0-9]{8}-(.+)\.json$/.exec(key)![1] };
+  }
 });
 
 /** Every file under `dir`, relative, sorted (lock files aside: a refused run may leave none or its own). */

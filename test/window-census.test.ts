@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, reckonIn, scratchDir } from './helpers/cli.js';
 
 const SOURCES = join(ROOT, 'fixtures', 'sample-day', 'sources');
-const NOTE_2025 = 'window: [2025-11-02T00:00:00Z, 2025-11-03T00:00:00Z) holds none of the 4029 record(s) loaded from 14 dataset(s) (their window times run from 2026-10-31T22:00:30Z to 2026-11-03T23:00:30Z): the controls reconciled no record of it; check --date or --window';
+const NOTE_2025 = 'window: [2025-11-02T00:00:00Z, 2025-11-03T00:00:00Z) holds none of the 4029 record(s) loaded from 14 dataset(s) (their window times run from 2026-10-31T22:00:30Z to 2026-11-03T23:00:30Z): its control totals count no record; check --date or --window';
 
 function manifestNotes(store: string): string[] {
   const [key] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json'));

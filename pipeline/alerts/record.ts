@@ -48,6 +48,48 @@ export async function claimRolledForwardAlerts(store: ObjectStore, runId: string
   }
 }
 
+/**
+ * The store key a run writes when it rolls `runId` forward without sending (`--no-alerts`,
+ * `--alerts-dry-run`): `runId`'s alerts stay pending, and the next run that sends alerts sends
+ * them (a folder of its own, so a run lists only these, not every delivery record).
+ */
+export const pendingAlertsKey = (runId: string) => `alerts/pending/${runId}.json`;
+
+/** Marks `runId`'s alerts pending (write-once; a marker already there is fine: it says the same). */
+export async function markAlertsPending(store: ObjectStore, runId: string, by: string, mode: AlertMode, now: Date): Promise<string> {
+  const key = pendingAlertsKey(runId);
+  try {
+    await store.putOnce(key, canonicalJson({ schema: 'reckon.alert-pending/v1', run_id: runId, rolled_forward_by: by, mode, marked_at: now.toISOString() }));
+  } catch (e) {
+    if (!(e instanceof AlreadyExistsError)) throw e;
+  }
+  return key;
+}
+
+/** The pending alerts of a store: the runs to send for, and the markers that are not what they claim. */
+export interface PendingAlerts {
+  readonly runs: readonly string[];
+  readonly invalid: readonly { readonly key: string; readonly why: string }[];
+}
+
+/**
+ * The runs whose alerts are pending (a marker and no delivery record yet), in run id order; a
+ * marker that is not JSON of `reckon.alert-pending/v1` naming its own run is listed as invalid,
+ * never acted on. One listing of `alerts/pending/`, then a read or two per marker.
+ */
+export async function pendingAlertRuns(store: ObjectStore): Promise<PendingAlerts> {
+  const runs: string[] = [];
+  const invalid: { key: string; why: string }[] = [];
+  for (const key of await store.list('alerts/pending')) {
+    const id = /^alerts\/pending\/([^/]+)\.json$/.exec(key)?.[1];
+    let doc: { schema?: unknown; run_id?: unknown } | undefined;
+    try { doc = JSON.parse((await store.get(key))?.toString('utf8') ?? 'null') as typeof doc; } catch { doc = undefined; }
+    if (!id || doc?.schema !== 'reckon.alert-pending/v1' || doc.run_id !== id) invalid.push({ key, why: 'it is not a reckon.alert-pending/v1 marker naming its own run' });
+    else if ((await store.get(deliveryRecordKey(id))) === undefined) runs.push(id);
+  }
+  return { runs: runs.sort(), invalid };
+}
+
 /** Counts of `deliveries` by status. */
 export function countDeliveries(deliveries: readonly Delivery[]): DeliveryCounts {
   const c: Record<DeliveryStatus, number> = { sent: 0, failed: 0, unrouted: 0, not_attempted: 0, dry_run: 0 };

@@ -2,11 +2,12 @@
  * `reckon runs [--store DIR|s3://…] [--window START/END] [--json]`: the published runs of a store,
  * in chain order, with window, trigger, lineage, status per control and manifest digest, so that
  * run ids for `report`, `evidence pack`, `--rerun-of` and `--evidence-ref` are easy to find, and
- * what became of each run's alerts (its delivery record, docs/alerts.md): sent, failed, unrouted.
+ * what became of each run's alerts (its delivery record, docs/alerts.md): sent, failed, unrouted,
+ * or pending (a run stopped before its alerts, rolled forward by a run that did not send them).
  */
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../core/errors.js';
-import { deliveryLine, isInvalidRecord, readDeliveryRecord, type DeliveryRecord, type InvalidDeliveryRecord } from '../alerts/record.js';
+import { deliveryLine, isInvalidRecord, pendingAlertRuns, pendingAlertsKey, readDeliveryRecord, type DeliveryRecord, type InvalidDeliveryRecord } from '../alerts/record.js';
 import { listManifests } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import { windowForRange } from '../contract/window.js';
@@ -23,20 +24,21 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   const w = values.window ? windowForRange(values.window) : undefined;
   const manifests = (await listManifests(store)).filter((m) => !w || (m.manifest.window.start === w.start && m.manifest.window.end === w.end));
   const records = await Promise.all(manifests.map((m) => readDeliveryRecord(store, m.manifest.run_id)));
+  const pending = new Set((await pendingAlertRuns(store)).runs);
   const rows = manifests
     .map((m, i) => ({
       sequence: m.manifest.chain.sequence, run_id: m.manifest.run_id, window: m.manifest.window, trigger: m.manifest.trigger,
       parent_run_id: m.manifest.parent_run_id, reason: m.manifest.reason, started_at: m.manifest.started_at,
       statuses: Object.fromEntries(m.manifest.results.map((r) => [r.control_id, r.status])),
       results_digest: m.manifest.results_digest, manifest: { key: m.key, sha256: m.sha256 },
-      alerts: alertsOf(records[i]),
+      alerts: pending.has(m.manifest.run_id) ? { pending: pendingAlertsKey(m.manifest.run_id) } : alertsOf(records[i]),
     }));
   if (values.json) printJson(io, rows);
   else if (rows.length === 0) io.stdout('no published runs\n');
   else for (const r of rows) {
     const st = Object.entries(r.statuses).map(([c, s]) => `${c}:${s}`).join(' ');
     const rec = records[rows.indexOf(r)];
-    const alerts = !rec ? '' : isInvalidRecord(rec) ? `  alerts: record ${rec.key} is not a delivery record (${rec.invalid}): ignored` : `  alerts: ${deliveryLine(rec)}`;
+    const alerts = pending.has(r.run_id) ? '  alerts: pending (rolled forward by a run that did not send them; the next run that sends alerts does)' : !rec ? '' : isInvalidRecord(rec) ? `  alerts: record ${rec.key} is not a delivery record (${rec.invalid}): ignored` : `  alerts: ${deliveryLine(rec)}`;
     io.stdout(`${String(r.sequence).padStart(4)}  ${r.run_id}  [${r.window.start}, ${r.window.end})  ${r.trigger}${r.parent_run_id ? ` rerun-of ${r.parent_run_id}` : ''}  ${st}${alerts}\n`);
     const failed = rec && !isInvalidRecord(rec) ? undeliveredOf(rec) : [];
     for (const d of failed) {

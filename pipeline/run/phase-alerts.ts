@@ -16,7 +16,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import { deliverAlerts, type AlertRequest, type Delivery } from '../alerts/deliver.js';
 import { alertBody, type AlertRun } from '../alerts/formats.js';
 import { pastSlaCandidates, planAlerts } from '../alerts/plan.js';
-import { claimRolledForwardAlerts, countDeliveries, deliveryRecord, deliveryRecordKey, writeDeliveryRecord, type AlertMode, type DeliveryCounts } from '../alerts/record.js';
+import { claimRolledForwardAlerts, countDeliveries, deliveryRecord, deliveryRecordKey, markAlertsPending, pendingAlertRuns, writeDeliveryRecord, type AlertMode, type PendingAlerts, type DeliveryCounts } from '../alerts/record.js';
 import type { RunContext, RunRequest, SettledResults } from './context.js';
 
 export type { AlertRequest } from '../alerts/deliver.js';
@@ -89,38 +89,67 @@ async function deliver(ctx: RunContext, settled: SettledResults, published: Publ
   return { deliveries, previews };
 }
 
+/** How a run came to send another run's alerts: it rolled that run forward, or found them pending. */
+export type CarriedAlerts = 'rolled' | 'pending';
+
 /**
- * The alerts of run `runId`, which this run has just rolled forward (it stopped after publishing
- * its manifest, before its alerts): the breaks it opened or reopened, from its manifest, go to
- * this run's routes in this run's mode (`--no-alerts` records that none was sent), written as
- * `runId`'s delivery record. Nothing when `runId` has a record already, or another run (two
- * rolling it forward at once) claimed its alerts first (record.ts claimRolledForwardAlerts; `by` is
- * this run's id). Its SLA crossings and resolutions are not sent (docs/alerts.md). Never throws:
- * a failure is logged.
+ * The alerts of run `runId`, which stopped after publishing its manifest, before its alerts: the
+ * breaks it opened or reopened, from its manifest, go to this run's routes and are written as
+ * `runId`'s delivery record — when this run sends alerts. A run in `--no-alerts` or
+ * `--alerts-dry-run` mode sends nothing and writes no record: it marks them pending
+ * (`alerts/pending/<runId>.json`), for the next sending run (sendPendingAlerts). `carried` says
+ * whether this run has just rolled `runId` forward or found its alerts pending. Nothing when
+ * `runId` has a record already, or another run claimed its alerts first (two rolling it forward at
+ * once: record.ts claimRolledForwardAlerts; `by` is this run's id). Its SLA crossings and
+ * resolutions are not sent (docs/alerts.md). Never throws: a failure is logged.
  */
-export async function sendRolledForwardAlerts(req: RunRequest, store: ObjectStore, logger: RunLogger, runId: string, by: string): Promise<void> {
+export async function sendRolledForwardAlerts(req: RunRequest, store: ObjectStore, logger: RunLogger, runId: string, by: string, carried: CarriedAlerts = 'rolled'): Promise<void> {
   const request: AlertRequest = req.alerts ?? { mode: 'off', routes: new Map() };
-  const secrets = routeSecrets(request.routes);
+  const what = `alerts of run ${runId}, ${carried === 'rolled' ? 'rolled forward by this run (it stopped before its alerts)' : 'pending since an earlier run rolled it forward without sending them'}`;
   try {
     const found = await findManifest(store, runId);
     if (!found || await store.get(deliveryRecordKey(runId))) return;
+    if (request.mode !== 'send') {
+      const c = countDeliveries(await carriedDeliveries(req, request, found, runId));
+      const key = await markAlertsPending(store, runId, by, request.mode, new Date());
+      const counted = request.mode === 'off' ? 'none sent (alerts are off for this run)' : `${c.dry_run} dry run, none sent`;
+      logger.warn(`${what}: ${counted}; they stay pending for the next run that sends alerts (${key})`, { phase: 'alerts', ...c });
+      return;
+    }
     if (!(await claimRolledForwardAlerts(store, runId, by, new Date()))) {
       logger.info(`alerts of run ${runId}: another run rolling it forward sends them`, { phase: 'alerts' });
       return;
     }
-    const m = found.manifest;
-    let deliveries: Delivery[] = [];
-    if (request.mode !== 'off') {
-      const breaks = (m.breaks as unknown as BreakOutcome[]).filter((b) => b.disposition === 'OPENED' || b.disposition === 'REOPENED');
-      const planned = planAlerts({ results: m.results, breaks, verified: [], observations: new Map(), runId, config: req.config.config, controls: req.controls.all, routes: request.routes }, req.config.config.alerts);
-      const run: AlertRun = { run_id: runId, window: m.window, manifest: { key: found.key, sha256: found.sha256 }, store: req.store };
-      deliveries = await deliverAlerts(planned, request.routes, req.config.config.alerts, run, { dryRun: request.mode === 'dry-run', deps: request.deps });
-    }
+    const deliveries = await carriedDeliveries(req, request, found, runId);
     await writeDeliveryRecord(store, deliveryRecord(runId, request.mode, deliveries, new Date()));
     const c = countDeliveries(deliveries);
-    const counted = request.mode === 'off' ? 'none sent (alerts are off for this run)' : `${c.sent} sent, ${c.unrouted} unrouted, ${c.failed} failed${c.dry_run ? `, ${c.dry_run} dry run` : ''}`;
-    logger.warn(`alerts of run ${runId}, rolled forward by this run (it stopped before its alerts): ${counted}`, { phase: 'alerts', ...c });
+    logger.warn(`${what}: ${c.sent} sent, ${c.unrouted} unrouted, ${c.failed} failed`, { phase: 'alerts', ...c });
   } catch (e) {
-    logger.warn(scrub(`alerts of run ${runId}, rolled forward by this run, not sent: ${(e as Error)?.message ?? String(e)}`, secrets), { phase: 'alerts' });
+    logger.warn(scrub(`${what}, not sent: ${(e as Error)?.message ?? String(e)}`, routeSecrets(request.routes)), { phase: 'alerts' });
   }
+}
+
+/** The opened and reopened alerts of the stopped run `runId`, delivered in `request`'s mode (none when off). */
+async function carriedDeliveries(req: RunRequest, request: AlertRequest, found: NonNullable<Awaited<ReturnType<typeof findManifest>>>, runId: string): Promise<Delivery[]> {
+  if (request.mode === 'off') return [];
+  const m = found.manifest;
+  const breaks = (m.breaks as unknown as BreakOutcome[]).filter((b) => b.disposition === 'OPENED' || b.disposition === 'REOPENED');
+  const planned = planAlerts({ results: m.results, breaks, verified: [], observations: new Map(), runId, config: req.config.config, controls: req.controls.all, routes: request.routes }, req.config.config.alerts);
+  const run: AlertRun = { run_id: runId, window: m.window, manifest: { key: found.key, sha256: found.sha256 }, store: req.store };
+  return deliverAlerts(planned, request.routes, req.config.config.alerts, run, { dryRun: request.mode === 'dry-run', deps: request.deps });
+}
+
+/**
+ * Sends the alerts a non-sending roll-forward left pending (sendRolledForwardAlerts), when this
+ * run sends alerts: one listing of `alerts/pending/`, then each run without a record yet. Never throws.
+ */
+export async function sendPendingAlerts(req: RunRequest, store: ObjectStore, logger: RunLogger, by: string): Promise<void> {
+  if (req.alerts?.mode !== 'send') return;
+  let pending: PendingAlerts;
+  try { pending = await pendingAlertRuns(store); } catch (e) {
+    logger.warn(`pending alerts of earlier runs not read: ${(e as Error)?.message ?? String(e)}`, { phase: 'alerts' });
+    return;
+  }
+  for (const m of pending.invalid) logger.warn(`${m.key} is ignored: ${m.why}; nothing is sent on its word`, { phase: 'alerts' });
+  for (const runId of pending.runs) await sendRolledForwardAlerts(req, store, logger, runId, by, 'pending');
 }

@@ -20,7 +20,7 @@ import { findManifest } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import type { RunContext, RunRequest } from './context.js';
 import { recoverEarlierRuns } from './recovery.js';
-import { sendRolledForwardAlerts } from './phase-alerts.js';
+import { sendPendingAlerts, sendRolledForwardAlerts } from './phase-alerts.js';
 import { makeScratch, scratchBase, sweepScratch } from './scratch.js';
 
 /**
@@ -64,6 +64,7 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   let leases: Awaited<ReturnType<typeof acquireLeases>>;
   try {
     await recoverEarlierRuns(store, logger, (rolled) => sendRolledForwardAlerts(req, store, logger, rolled, runId));
+    await sendPendingAlerts(req, store, logger, runId);
     leases = await acquireLeases(store, req.controls.selected.map((c) => c.control_id), req.window, runId);
   } catch (e) {
     await sources.close();

@@ -38,5 +38,5 @@ export async function emptyWindowNote(conn: DuckDBConnection, window: Window, lo
   }
   const total = read.reduce((n, r) => n + r.records, 0);
   const span = lo === null ? 'none has a window time' : `their window times run from ${lo} to ${hi}`;
-  return `window: [${window.start}, ${window.end}) holds none of the ${total} record(s) loaded from ${read.length} dataset(s) (${span}): the controls reconciled no record of it; check --date or --window`;
+  return `window: [${window.start}, ${window.end}) holds none of the ${total} record(s) loaded from ${read.length} dataset(s) (${span}): its control totals count no record; check --date or --window`;
 }
