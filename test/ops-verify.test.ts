@@ -33,7 +33,7 @@ describe('manifest verify', () => {
     const r = await reckonHere(['manifest', 'verify', '--store', base, '--json']);
     expect(r.code).toBe(0);
     expect(r.json).toEqual({
-      ok: true, checked: 3, problems: [], signed: 0, unsigned: 3, trusted_registry: null, pending_roll_forward: [],
+      ok: true, checked: 3, problems: [], inputs_changed: [], signed: 0, unsigned: 3, trusted_registry: null, pending_roll_forward: [],
       notices: [{ key: 'manifests', problem: '3 manifest(s) NOT signed (signing.unsigned or no signer registry): a consistent rewrite of those cannot be detected' }],
       breaks: expect.objectContaining({ notices: [], registries: [] }),
     });
@@ -88,5 +88,24 @@ describe('manifest verify', () => {
     const r = await reckonHere(['manifest', 'verify', '--store', store, '--json']);
     expect(r.code).toBe(1);
     expect(r.json.problems[0]).toEqual({ key: `manifests/${manifests[0]}`, problem: expect.stringContaining(`output ${out.key} was edited`) });
+  });
+});
+
+describe('an input corrected in place after its run', () => {
+  it('is noted, not a broken link: the store verifies (exit 0) and --json lists it under inputs_changed', async () => {
+    const sources = join(tmp.dir, 'corrected-sources');
+    const store = join(tmp.dir, 'corrected');
+    await writeCleanDay(sources);
+    const run = await reckonHere(['run', '--window', '2026-11-02T00:00:00Z/2026-11-03T00:00:00Z', '--sources', sources, '--store', store, '--control', 'RC01', '--json']);
+    expect([0, 1], run.stderr).toContain(run.code);
+    const file = readdirSync(join(sources, 'orders')).sort()[0];
+    writeFileSync(join(sources, 'orders', file), `${readFileSync(join(sources, 'orders', file), 'utf8')}\n`);
+    const r = await reckonHere(['manifest', 'verify', '--store', store, '--json']);
+    expect([r.code, r.json.ok, r.json.problems]).toEqual([0, true, []]);
+    const manifest = readdirSync(join(store, 'manifests')).find((f) => f.endsWith('.json'))!;
+    expect(r.json.inputs_changed).toEqual([{ key: `manifests/${manifest}`, problem: expect.stringMatching(new RegExp(`^input orders/${file} in ${sources.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} changed since the run: SHA-256 [0-9a-f]{64} ≠ recorded [0-9a-f]{64} \\(outside the store`)) }]);
+    const text = await reckonHere(['manifest', 'verify', '--store', store]);
+    expect(text.stdout).toMatch(/^ok: 1 manifest\(s\) verified/);
+    expect(text.stdout).toContain(`  note: manifests/${manifest}: input orders/${file} in ${sources} changed since the run`);
   });
 });

@@ -31,9 +31,9 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   if (!location.startsWith('s3://') && !existsSync(localOrRemote(io, location))) throw new ConfigError(`--store ${location}: no store there`);
   const store = await openStore(localOrRemote(io, location));
   if (values.run !== undefined && !(await findManifest(store, values.run))) throw new ConfigError(`--run ${values.run}: no published manifest of that run in ${store.location}`);
-  const { checked, problems, breaks, notices, signed, unsigned } = await verifyManifests(store, values.run, { trusted });
+  const { checked, problems, breaks, notices, inputsChanged, signed, unsigned } = await verifyManifests(store, values.run, { trusted });
   const pending = (await pendingRollForwards(store)).filter((p) => values.run === undefined || p.run_id === values.run);
-  if (values.json) printJson(io, { ok: problems.length === 0, checked, signed, unsigned, trusted_registry: trusted?.sha256 ?? null, problems, notices, breaks, pending_roll_forward: pending });
+  if (values.json) printJson(io, { ok: problems.length === 0, checked, signed, unsigned, trusted_registry: trusted?.sha256 ?? null, problems, notices, inputs_changed: inputsChanged, breaks, pending_roll_forward: pending });
   else {
     // First, so that a reader sees why outputs and breaks are missing before the chain's verdict.
     for (const p of pending) io.stdout(`${pendingText(p, location)}\n`);
@@ -44,6 +44,7 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
       for (const p of problems.slice(1)) io.stdout(`  also: ${p.key}: ${p.problem}\n`);
     }
     for (const n of notices) io.stdout(`  note: ${n.key}: ${n.problem}\n`);
+    for (const n of inputsChanged) io.stdout(`  note: ${n.key}: ${n.problem}\n`);
     for (const n of breaks.notices.slice(0, 20)) io.stdout(`  note: ${n.key}: ${n.problem}\n`);
     if (breaks.notices.length > 20) io.stdout(`  … and ${breaks.notices.length - 20} more notes (--json lists them all)\n`);
   }

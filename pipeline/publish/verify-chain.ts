@@ -17,8 +17,10 @@ import { checkOutputListing, checkResultsDigest, SignatureWalk } from './verify-
 
 /**
  * Re-hashes the inputs a manifest lists, where they are still present in a local source folder:
- * an input that exists but no longer matches its recorded SHA-256 is a problem; a missing one is not
- * (extracts are not kept forever).
+ * an input that exists but no longer matches its recorded SHA-256 is reported (`inputsChanged`); a
+ * missing one is not (extracts are not kept forever). Neither is a problem of the store: the
+ * sources are outside it (a corrected delivery replaces a file in place), and the run's results
+ * stand on the bytes its manifest records.
  */
 async function verifyInputs(key: string, doc: ManifestV1): Promise<VerifyProblem[]> {
   const root = doc.sources.location;
@@ -29,7 +31,7 @@ async function verifyInputs(key: string, doc: ManifestV1): Promise<VerifyProblem
     for (const o of listed) {
       let actual: string;
       try { actual = (await hashFile(join(root, ...o.path.split('/')))).sha256; } catch { continue; }
-      if (o.sha256 && actual !== o.sha256) problems.push({ key, problem: `input ${o.path} changed since the run: SHA-256 ${actual} ≠ recorded ${o.sha256}` });
+      if (o.sha256 && actual !== o.sha256) problems.push({ key, problem: `input ${o.path} in ${root} changed since the run: SHA-256 ${actual} ≠ recorded ${o.sha256} (outside the store: its records cannot be read back, nor packed with --include-inputs)` });
     }
   }
   return problems;
@@ -58,13 +60,15 @@ export interface VerifyProblem {
 /**
  * Verifies every manifest of the store in chain order (or up to and including `runId`): canonical
  * bytes, recorded digest, schema, contiguous sequence, previous-manifest links, and the SHA-256 of
- * every output object it lists. Returns the problems found, first broken link first.
+ * every output object it lists. Returns the problems found, first broken link first, and apart
+ * from them the inputs changed in their source folders since their runs.
  */
 export async function verifyManifests(store: ObjectStore, runId?: string, opts: { inputs?: boolean; trusted?: SignerRegistry | null } = {}): Promise<ManifestVerification> {
   const all = await store.list('manifests');
   // Only objects directly under manifests/ can be manifests; anything deeper is a stray object.
   const keys = all.filter((k) => /^manifests\/[^/]+\.json$/.test(k)).sort();
   const problems: VerifyProblem[] = [];
+  const inputsChanged: VerifyProblem[] = [];
   const walk = new SignatureWalk(store, opts.trusted ?? null, problems);
   const refs: ManifestRef[] = [];
   let previous: string | null = null;
@@ -95,7 +99,7 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
       await walk.check(key, bytes, doc);
       await checkChainedManifest(store, key, doc, seq, m[2], previous, problems);
     }
-    if (doc && opts.inputs !== false) for (const p of await verifyInputs(key, doc)) problems.push(p);
+    if (doc && opts.inputs !== false) inputsChanged.push(...await verifyInputs(key, doc));
     previous = sha;
     expectedSeq = seq + 1;
     if (runId && m[2] === runId) break;
@@ -112,7 +116,7 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
   });
   const breaks = await verifyBreakLogs(store, { manifests: refs, stagedPlan: readPlan, trusted: opts.trusted ?? null });
   for (const p of [...planProblems, ...breaks.problems]) problems.push(p);
-  return { checked, problems, notices, signed: walk.signed, unsigned: walk.unsigned, breaks: { counts: breaks.counts, notices: breaks.notices, registries: breaks.registries } };
+  return { checked, problems, notices, inputsChanged, signed: walk.signed, unsigned: walk.unsigned, breaks: { counts: breaks.counts, notices: breaks.notices, registries: breaks.registries } };
 }
 
 /**
@@ -145,6 +149,8 @@ export interface ManifestVerification {
   readonly checked: number;
   readonly problems: VerifyProblem[];
   readonly notices: VerifyProblem[];
+  /** Inputs still in their local source folder whose bytes are no longer those the run read (not a problem of the store). */
+  readonly inputsChanged: VerifyProblem[];
   readonly signed: number;
   readonly unsigned: number;
   readonly breaks: BreakLogReport;
