@@ -222,6 +222,18 @@ describe('manifest verify refuses a consistent rewrite', () => {
     expect(r.code).toBe(1);
     expect(r.json.problems.some((p: any) => p.problem.includes('a store does not go back to unsigned'))).toBe(true);
   });
+
+  it('a run without the pipeline key on a signed store is refused before its leases (exit 2): nothing published, the store still verifies', async () => {
+    const store = copy(signed);
+    const before = walk(store).sort();
+    const r = await run(store);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`the store ${store} is signed (its chain head manifests/${manifests(store)[1].split('/').pop()} is signed by the pipeline key) and this run has no pipeline key`);
+    expect(r.stderr).toContain('give the configuration the store\'s runs use (--config FILE with signing.pipeline_key, or RECKON_PIPELINE_KEY_FILE); nothing was published');
+    expect(walk(store).sort()).toEqual(before);
+    expect((await verify(store, '--config', config)).code).toBe(0);
+    expect((await run(store, '--config', config)).code).toBe(1);
+  });
 });
 
 describe('an S3 store (s3rver)', () => {

@@ -21,7 +21,7 @@
 import { canonicalJson } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import { NO_FAULTS, type FaultPoints } from '../core/fault.js';
-import { ConcurrencyError, StoreError } from '../core/errors.js';
+import { ConcurrencyError, ConfigError, StoreError } from '../core/errors.js';
 import { MANIFEST_NAMESPACE, pipelineSign, type PipelineSigner } from '../signing/pipeline-signer.js';
 import { chainHead, MANIFEST_KEY } from '../store/manifests.js';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
@@ -121,6 +121,19 @@ async function assertHeadVerifies(store: ObjectStore, head: { key: string | null
 }
 
 /**
+ * Throws ConfigError (exit 2) when a run without the pipeline's key would extend a signed chain:
+ * an unsigned manifest after a signed one is what `manifest verify` reports as a manifest
+ * rewritten without the key (a store never goes back to unsigned), and a manifest once
+ * published stays. Checked before the leases (prepare) and again under the publish lock.
+ */
+export async function assertSigningKept(store: ObjectStore, signed: boolean, head?: { key: string | null }): Promise<void> {
+  if (signed) return;
+  const { key } = head ?? await chainHead(store);
+  if (!key || !(await store.get(signatureKey(key)))) return;
+  throw new ConfigError(`the store ${store.location} is signed (its chain head ${key} is signed by the pipeline key) and this run has no pipeline key, so it would publish an unsigned manifest on a signed chain, which never verifies again; give the configuration the store's runs use (--config FILE with signing.pipeline_key, or RECKON_PIPELINE_KEY_FILE); nothing was published`);
+}
+
+/**
  * Publishes a manifest: under the publish lock, completes any half-written publication, checks
  * that the head verifies, fills in the chain link, records the digest under the run's staging
  * prefix, then writes the canonical bytes once and the digest beside them. `build` receives the
@@ -139,6 +152,7 @@ export async function publishManifest(
     for (const r of await completeSidecars(store)) opts.onRepair?.(r);
     const head = await chainHead(store);
     await assertHeadVerifies(store, head);
+    await assertSigningKept(store, Boolean(opts.signer), head);
     const manifest = await build({ sequence: head.sequence + 1, previous_manifest_sha256: head.sha256 });
     // Belt and braces: the sequence must still be free (a lock holder that outlived its expiry
     // could otherwise fork the chain).

@@ -20,6 +20,7 @@ import { findManifest } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import type { RunContext, RunRequest } from './context.js';
 import { recoverEarlierRuns } from './recovery.js';
+import { assertSigningKept } from '../publish/manifest-chain.js';
 import { sendPendingAlerts, sendRolledForwardAlerts } from './phase-alerts.js';
 import { makeScratch, scratchBase, sweepScratch } from './scratch.js';
 
@@ -47,7 +48,8 @@ export function newRunId(now = new Date()): string {
 /**
  * Prepares the run of `req` and returns its context. Throws ConfigError (exit 2) for an unusable
  * store, an unknown `--rerun-of` run, a missing sources folder, a sources file with mistakes, a
- * database that refuses the connection or the credentials or a query that does not run (all
+ * database that refuses the connection or the credentials or a query that does not run, a run
+ * without the pipeline key on a signed store (publish/manifest-chain.ts assertSigningKept; all
  * before any lease), and ConcurrencyError (exit 5)
  * when another run holds a lease of the window. Nothing is held when it throws before the leases.
  */
@@ -63,6 +65,7 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   const sources = await prepareSources(req.sources, datasetsRead(req.controls.selected), { window: req.window, env: req.env, s3: req.settings.s3, fault, interrupt });
   let leases: Awaited<ReturnType<typeof acquireLeases>>;
   try {
+    await assertSigningKept(store, Boolean(req.pipeline?.signer));
     await recoverEarlierRuns(store, logger, (rolled) => sendRolledForwardAlerts(req, store, logger, rolled, runId));
     await sendPendingAlerts(req, store, logger, runId);
     leases = await acquireLeases(store, req.controls.selected.map((c) => c.control_id), req.window, runId);
