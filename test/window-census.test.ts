@@ -33,6 +33,12 @@ describe('a window holding none of the loaded records', () => {
   it('one control over its own datasets: the count and span are those it read', async () => {
     const r = await run('2025-11-02', 'rc06', '--control', 'RC06');
     expect(r.stderr).toContain('window: [2025-11-02T00:00:00Z, 2025-11-03T00:00:00Z) holds none of the 402 record(s) loaded from 3 dataset(s) (their window times run from 2026-11-01T23:59:01Z to 2026-11-03T00:03:58Z)');
+    // The summary on stdout (what a scheduler mails) repeats it, under the status line.
+    const text = await reckonIn(['run', '--date', '2025-11-02', '--control', 'RC06', '--sources', SOURCES, '--store', join(tmp.dir, 'rc06-text'), '--quiet'], { env: { RECKON_CACHE: 'off' } });
+    expect(text.stdout.split('\n').slice(0, 2)).toEqual([
+      expect.stringMatching(/^run run-\S+ {2}window \[2025-11-02T00:00:00Z, 2025-11-03T00:00:00Z\) {2}status CLEAN {2}exit 0$/),
+      '  WARNING  window: [2025-11-02T00:00:00Z, 2025-11-03T00:00:00Z) holds none of the 402 record(s) loaded from 3 dataset(s) (their window times run from 2026-11-01T23:59:01Z to 2026-11-03T00:03:58Z): its control totals count no record; check --date or --window',
+    ]);
   });
 
   it('the sample day itself, and a window with one record in it: no note', async () => {

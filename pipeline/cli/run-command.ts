@@ -16,6 +16,7 @@ import { operatorOutput } from '../core/progress.js';
 import { nextSteps, type DispositionCounts, type NextSteps } from '../breaks/next-steps.js';
 import type { AlertMode } from '../alerts/record.js';
 import type { AlertRequest } from '../run/phase-alerts.js';
+import { isEmptyWindowNote } from '../run/window-census.js';
 import { runWindow, TRIGGERS, type RunRequest, type RunResult, type Trigger } from '../run/run-window.js';
 import { windowForDate, windowForRange } from '../contract/window.js';
 import { parse } from './args.js';
@@ -209,6 +210,8 @@ export function humanSummary(r: RunResult, steps: NextSteps): string {
   const lines = [`run ${r.run_id}  window [${r.window.start}, ${r.window.end})  status ${r.status}  exit ${r.exit_code}`];
   // Every condition present, highest first: the status line names only the one that wins.
   for (const c of r.conditions) lines.push(`  ${c.status.padEnd(10)} ${STATUS_OUTCOMES[c.status].meaning} (exit ${c.exit_code}): ${c.controls.join(', ')}`);
+  // Stdout is what a scheduler mails: a mistyped --date must show there, not only on stderr.
+  for (const n of r.manifestDoc.notes.filter(isEmptyWindowNote)) lines.push(`  WARNING  ${n}`);
   r.controls.forEach((c, i) => {
     const byKind = new Map<string, number>();
     for (const d of c.differences) byKind.set(d.kind, (byKind.get(d.kind) ?? 0) + 1);

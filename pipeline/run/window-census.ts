@@ -11,6 +11,9 @@ import type { Window } from '../contract/window.js';
 import { ident } from '../core/sql-text.js';
 import type { DatasetLoad } from '../load/load-types.js';
 
+/** Whether a manifest note is the empty-window note (the run's summary repeats it on stdout). */
+export const isEmptyWindowNote = (note: string): boolean => note.startsWith('window: [') && note.includes(') holds none of the ');
+
 /**
  * The note for `window` when records of the datasets in `loads` were loaded on `conn` and none of
  * them falls in the window by its dataset's window column (the first dataset with one in the
