@@ -15,7 +15,7 @@ import { exitCodeOf, highestExitCode, type ExitCode } from '../core/outcome.js';
 import { loadControls } from '../controls/definitions.js';
 import { selectControls } from '../controls/selection.js';
 import { runWindow } from '../run/run-window.js';
-import { completedRun, dueWindows, parseDuration, type Plan } from '../schedule/schedule.js';
+import { completedRun, dueWindows, firstScheduledRun, parseDuration, type Plan } from '../schedule/schedule.js';
 import { openStore } from '../store/open-store.js';
 import { parseTimestamp } from '../contract/values.js';
 import { parse } from './args.js';
@@ -62,7 +62,12 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   const faults = faultPoints(settings.faultPause, (text) => io.stderr(text), interrupt);
   const trigger = plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday';
   const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode }[] = [];
-  for (const w of dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs })) {
+  let due = dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs });
+  if (values.lookback === undefined && due.length > 1 && await firstScheduledRun(store, sources)) {
+    logger.warn(`first scheduled run of ${sources} on this store: only the latest due window [${due.at(-1)!.start}, ${due.at(-1)!.end}) runs, not the ${due.length - 1} earlier one(s) of the default lookback; give --lookback to catch those up`);
+    due = due.slice(-1);
+  }
+  for (const w of due) {
     const done = await completedRun(store, w, controls, { config: config.sha256, sources });
     if (done) { report.push({ start: w.start, end: w.end, action: 'complete', run_id: done, status: null, exit_code: 0 }); continue; }
     if (values['dry-run']) { report.push({ start: w.start, end: w.end, action: 'would-run', run_id: null, status: null, exit_code: 0 }); continue; }
@@ -86,6 +91,8 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   else {
     for (const r of report) io.stdout(`${`[${r.start}, ${r.end})  ${r.action.padEnd(9)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n`);
     if (report.length === 0) io.stdout('no window is due\n');
+    const at = values.store ?? 'var/reckon';
+    if (report.some((r) => r.action === 'ran' && r.exit_code !== 0)) io.stdout(`details: reckon runs --store ${at}; reckon breaks list --store ${at}; reckon report --run RUN_ID --store ${at} --out FILE\n`);
     if (values['dry-run'] && report.length) io.stdout(`dry run: nothing was run; a window is complete only for a ${trigger} run of ${sources} with this code and configuration\n`);
   }
   return exit;

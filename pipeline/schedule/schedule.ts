@@ -89,3 +89,13 @@ export async function completedRun(store: ObjectStore, w: Window, controls: read
   return undefined;
 }
 
+
+/**
+ * True when the store holds no scheduled run of `sources`: the schedule's first call there. It
+ * then runs only the latest due window unless a lookback was asked for (schedule-command.ts): the
+ * extract at hand was delivered for the latest window, and earlier windows over it hold none of
+ * their own records (RC05 would report the whole projection build as EXTRA in each).
+ */
+export async function firstScheduledRun(store: ObjectStore, sources: string): Promise<boolean> {
+  return !(await listManifests(store)).some((m) => SCHEDULED_TRIGGERS.includes(m.manifest.trigger) && sameLocation(m.manifest.sources.location, sources));
+}
