@@ -192,6 +192,48 @@ describe('alerts to a PagerDuty receiver', () => {
     expect(receiver.requests).toHaveLength(before + 1);
   });
 
+  it('pending alerts stay pending for a run with no route, and are never sent over a claim of a stopped sender or a record that is not one', async () => {
+    const { store, args, before, stoppedId } = await stoppedRun('h');
+    await reckonIn([...args, '--no-alerts'], { env: ENV });
+    const unconfigured = args.filter((a, i) => a !== '--config' && args[i - 1] !== '--config');
+    const bare = await reckonIn(unconfigured, { env: ENV });
+    expect(bare.stderr).toContain(`alerts of run ${stoppedId}, pending since an earlier run rolled it forward without sending them: none sent (this run has no route for any of the 1); they stay pending for the next run that sends alerts (alerts/pending/${stoppedId}.json)`);
+    expect(existsSync(join(store, 'alerts', `${stoppedId}.json`))).toBe(false);
+
+    writeFileSync(join(store, 'alerts', `${stoppedId}.roll-forward.json`), JSON.stringify({ schema: 'reckon.alert-roll-forward/v1', run_id: stoppedId, sent_by: 'run-dead', claimed_at: '2026-11-03T00:06:00.000Z' }));
+    const sending = await reckonIn(args, { env: ENV });
+    expect(sending.stderr).not.toContain(`alerts of run ${stoppedId}, pending since`);
+    expect(receiver.requests).toHaveLength(before);
+    const runs = await reckonIn(['runs', '--store', store]);
+    expect(runs.stdout.split('\n')[0]).toContain('alerts: claimed by run run-dead, which stopped before recording them: some may have been sent, none will be now; page by hand');
+
+    writeFileSync(join(store, 'alerts', `${stoppedId}.json`), 'not json');
+    const over = await reckonIn(args, { env: ENV });
+    expect(over.stderr).toContain(`alerts/pending/${stoppedId}.json is ignored: alerts/${stoppedId}.json is there but is not a delivery record (it is not JSON), so its alerts are not sent over it`);
+    expect(receiver.requests).toHaveLength(before);
+  });
+
+  it('pending alerts of a stopped run whose manifest was edited since are not sent, and stay pending', async () => {
+    const { store, args, before, key, stoppedId } = await stoppedRun('i');
+    await reckonIn([...args, '--no-alerts'], { env: ENV });
+    const path = join(store, 'manifests', key);
+    writeFileSync(path, readFileSync(path, 'utf8').replace('"INT-2"', '"INT-9"'));
+    const sending = await reckonIn(args, { env: ENV });
+    expect(sending.stderr).toContain(`alerts of run ${stoppedId}, pending since an earlier run rolled it forward without sending them, not sent: run ${stoppedId} stopped after publishing manifests/${key}, but the manifest's bytes hash to`);
+    expect(receiver.requests).toHaveLength(before);
+    expect(existsSync(join(store, 'alerts', `${stoppedId}.json`))).toBe(false);
+    expect((await reckonIn(['runs', '--store', store])).stdout.split('\n')[0]).toContain('alerts: pending');
+  });
+
+  it('a run stopped after its manifest whose .sha256 was changed, not the manifest: the refusal says which', async () => {
+    const { store, args, before, key, stoppedId } = await stoppedRun('j');
+    writeFileSync(join(store, 'manifests', key.replace(/\.json$/, '.sha256')), `${'0'.repeat(64)}  ${key}\n`);
+    const next = await reckonIn(args, { env: ENV });
+    expect(next.code).toBe(2);
+    expect(next.stderr).toContain(`run ${stoppedId} stopped after publishing manifests/${key}, but the manifest's bytes hash to ${createHash('sha256').update(readFileSync(join(store, 'manifests', key))).digest('hex')} and its .sha256 says ${'0'.repeat(64)}: its .sha256 was changed after publication (the bytes match the digest its run recorded before publishing), so it is not rolled forward`);
+    expect(receiver.requests).toHaveLength(before);
+  });
+
   it('a run stopped after its manifest, the manifest edited since: not rolled forward, no alert sent, exit 2 naming both digests', async () => {
     const { store, args, before, key, stoppedId } = await stoppedRun('f');
     const published = readFileSync(join(store, 'manifests', key), 'utf8');

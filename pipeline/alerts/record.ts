@@ -66,28 +66,42 @@ export async function markAlertsPending(store: ObjectStore, runId: string, by: s
   return key;
 }
 
-/** The pending alerts of a store: the runs to send for, and the markers that are not what they claim. */
+/** The pending alerts of a store: the runs to send for, those a run claimed and never recorded, and the markers that are not what they claim. */
 export interface PendingAlerts {
   readonly runs: readonly string[];
+  /** Claimed (`<run>.roll-forward.json`) by a run that wrote no record: it stopped while sending; no run sends them now. */
+  readonly claimed: readonly { readonly run_id: string; readonly by: string }[];
   readonly invalid: readonly { readonly key: string; readonly why: string }[];
 }
 
 /**
- * The runs whose alerts are pending (a marker and no delivery record yet), in run id order; a
- * marker that is not JSON of `reckon.alert-pending/v1` naming its own run is listed as invalid,
- * never acted on. One listing of `alerts/pending/`, then a read or two per marker.
+ * The runs whose alerts are pending (a marker, no delivery record and no claim yet), in run id
+ * order; a marker whose alerts a run claimed but never recorded is listed as claimed (that run
+ * stopped while sending: some pages may have gone); one that is not JSON of
+ * `reckon.alert-pending/v1` naming its own run is listed as invalid, never acted on. One listing of
+ * `alerts/pending/`, then a few reads per marker.
  */
 export async function pendingAlertRuns(store: ObjectStore): Promise<PendingAlerts> {
   const runs: string[] = [];
+  const claimed: { run_id: string; by: string }[] = [];
   const invalid: { key: string; why: string }[] = [];
   for (const key of await store.list('alerts/pending')) {
     const id = /^alerts\/pending\/([^/]+)\.json$/.exec(key)?.[1];
-    let doc: { schema?: unknown; run_id?: unknown } | undefined;
-    try { doc = JSON.parse((await store.get(key))?.toString('utf8') ?? 'null') as typeof doc; } catch { doc = undefined; }
-    if (!id || doc?.schema !== 'reckon.alert-pending/v1' || doc.run_id !== id) invalid.push({ key, why: 'it is not a reckon.alert-pending/v1 marker naming its own run' });
-    else if ((await store.get(deliveryRecordKey(id))) === undefined) runs.push(id);
+    const doc = await readJson(store, key) as { schema?: unknown; run_id?: unknown } | undefined;
+    if (!id || doc?.schema !== 'reckon.alert-pending/v1' || doc.run_id !== id) { invalid.push({ key, why: 'it is not a reckon.alert-pending/v1 marker naming its own run' }); continue; }
+    const record = await readDeliveryRecord(store, id);
+    if (record && isInvalidRecord(record)) invalid.push({ key, why: `${record.key} is there but is not a delivery record (${record.invalid}), so its alerts are not sent over it: restore or remove it by hand` });
+    if (record) continue;
+    const claim = await readJson(store, rollForwardClaimKey(id)) as { sent_by?: unknown } | undefined;
+    if (claim) claimed.push({ run_id: id, by: String(claim.sent_by) });
+    else runs.push(id);
   }
-  return { runs: runs.sort(), invalid };
+  return { runs: runs.sort(), claimed, invalid };
+}
+
+/** The JSON document at `key`; undefined when absent or not JSON. */
+async function readJson(store: ObjectStore, key: string): Promise<unknown> {
+  try { return JSON.parse((await store.get(key))?.toString('utf8') ?? 'null') ?? undefined; } catch { return undefined; }
 }
 
 /** Counts of `deliveries` by status. */

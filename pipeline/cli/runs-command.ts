@@ -24,21 +24,24 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   const w = values.window ? windowForRange(values.window) : undefined;
   const manifests = (await listManifests(store)).filter((m) => !w || (m.manifest.window.start === w.start && m.manifest.window.end === w.end));
   const records = await Promise.all(manifests.map((m) => readDeliveryRecord(store, m.manifest.run_id)));
-  const pending = new Set((await pendingAlertRuns(store)).runs);
+  const carried = await pendingAlertRuns(store);
+  const pending = new Set(carried.runs);
+  const claimed = new Map(carried.claimed.map((c) => [c.run_id, c.by]));
   const rows = manifests
     .map((m, i) => ({
       sequence: m.manifest.chain.sequence, run_id: m.manifest.run_id, window: m.manifest.window, trigger: m.manifest.trigger,
       parent_run_id: m.manifest.parent_run_id, reason: m.manifest.reason, started_at: m.manifest.started_at,
       statuses: Object.fromEntries(m.manifest.results.map((r) => [r.control_id, r.status])),
       results_digest: m.manifest.results_digest, manifest: { key: m.key, sha256: m.sha256 },
-      alerts: pending.has(m.manifest.run_id) ? { pending: pendingAlertsKey(m.manifest.run_id) } : alertsOf(records[i]),
+      alerts: pending.has(m.manifest.run_id) ? { pending: pendingAlertsKey(m.manifest.run_id) } : claimed.has(m.manifest.run_id) ? { claimed_by: claimed.get(m.manifest.run_id)!, record: null } : alertsOf(records[i]),
     }));
   if (values.json) printJson(io, rows);
   else if (rows.length === 0) io.stdout('no published runs\n');
   else for (const r of rows) {
     const st = Object.entries(r.statuses).map(([c, s]) => `${c}:${s}`).join(' ');
     const rec = records[rows.indexOf(r)];
-    const alerts = pending.has(r.run_id) ? '  alerts: pending (rolled forward by a run that did not send them; the next run that sends alerts does)' : !rec ? '' : isInvalidRecord(rec) ? `  alerts: record ${rec.key} is not a delivery record (${rec.invalid}): ignored` : `  alerts: ${deliveryLine(rec)}`;
+    const alerts = pending.has(r.run_id) ? '  alerts: pending (rolled forward by a run that did not send them; the next run that sends alerts does)'
+      : claimed.has(r.run_id) ? `  alerts: claimed by run ${claimed.get(r.run_id)}, which stopped before recording them: some may have been sent, none will be now; page by hand (reckon breaks list --store …)` : !rec ? '' : isInvalidRecord(rec) ? `  alerts: record ${rec.key} is not a delivery record (${rec.invalid}): ignored` : `  alerts: ${deliveryLine(rec)}`;
     io.stdout(`${String(r.sequence).padStart(4)}  ${r.run_id}  [${r.window.start}, ${r.window.end})  ${r.trigger}${r.parent_run_id ? ` rerun-of ${r.parent_run_id}` : ''}  ${st}${alerts}\n`);
     const failed = rec && !isInvalidRecord(rec) ? undeliveredOf(rec) : [];
     for (const d of failed) {

@@ -23,7 +23,7 @@ import { sha256Hex } from '../core/digest.js';
 import { NO_FAULTS, type FaultPoints } from '../core/fault.js';
 import { ConcurrencyError, ConfigError, StoreError } from '../core/errors.js';
 import { MANIFEST_NAMESPACE, pipelineSign, type PipelineSigner } from '../signing/pipeline-signer.js';
-import { chainHead, MANIFEST_KEY } from '../store/manifests.js';
+import { chainHead, findManifest, MANIFEST_KEY } from '../store/manifests.js';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
 import { withPublishLock } from './publish-lock.js';
@@ -36,7 +36,7 @@ export const digestRecordKey = (runId: string): string => `_staging/${runId}/_ma
 
 const sidecarText = (key: string, sha256: string) => `${sha256}  ${key.split('/').pop()}\n`;
 /** The digest a `.sha256` body records (its first word). */
-export const sidecarDigest = (body: Buffer): string => body.toString('utf8').split(/\s+/)[0];
+const sidecarDigest = (body: Buffer): string => body.toString('utf8').split(/\s+/)[0];
 const runIdOf = (key: string) => /\/[0-9]{8}-(.+)\.json$/.exec(key)?.[1] ?? '';
 
 /** Writes a manifest's `.sha256` once; one that exists with the same digest is fine (another run completed it first). */
@@ -69,6 +69,27 @@ export async function proveManifest(store: ObjectStore, key: string, sha256: str
   if (recorded?.key === key) return { proven: false, why: `its run recorded the digest ${String(recorded.sha256)} before publishing, but the bytes hash to ${sha256}: the manifest was changed after it was written` };
   if (nextPrevious) return { proven: false, why: `the next manifest links to ${nextPrevious}, but the bytes hash to ${sha256}: the manifest was changed after the next one was published` };
   return { proven: false, why: 'no digest record of its run and no later manifest prove its bytes' };
+}
+
+/**
+ * The published manifest of run `runId` (findManifest), only when its `.sha256` proves its bytes:
+ * a stopped run's manifest changed after publication (or left without a provable digest) is never
+ * rolled forward, nor are alerts sent on its word. Undefined when the run published none. Throws
+ * StoreError `unverifiable_head` (exit 2) naming both digests and, where the digest its run
+ * recorded before publishing tells, which of the two files changed.
+ */
+export async function provenManifest(store: ObjectStore, runId: string): Promise<Awaited<ReturnType<typeof findManifest>>> {
+  const key = (await store.list('manifests')).find((k) => MANIFEST_KEY.test(k) && k.endsWith(`-${runId}.json`));
+  if (!key) return undefined;
+  const [bytes, side] = await Promise.all([store.get(key), store.get(sidecarKey(key))]);
+  const sha256 = bytes ? sha256Hex(bytes) : '(missing)';
+  const recorded = side ? sidecarDigest(side) : undefined;
+  if (recorded === sha256) return findManifest(store, runId);
+  const which = (await proveManifest(store, key, sha256)).proven ? 'its .sha256 was changed after publication (the bytes match the digest its run recorded before publishing)' : 'it was changed after publication';
+  const why = recorded
+    ? `but the manifest's bytes hash to ${sha256} and its .sha256 says ${recorded}: ${which}`
+    : `which has no ${sidecarKey(key).split('/').pop()} and nothing proves its bytes (they hash to ${sha256})`;
+  throw new StoreError(`run ${runId} stopped after publishing ${key}, ${why}, so it is not rolled forward (nothing promoted, no break object written, no alert sent); run 'reckon manifest verify'`, { path: key, reason: 'unverifiable_head' });
 }
 
 /** One manifest whose publication was completed (or could not be), for the run's log. */

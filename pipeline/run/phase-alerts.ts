@@ -11,12 +11,12 @@ import type { RunLogger } from '../core/log.js';
 import { scrub } from '../core/redact.js';
 import { BreakStore, type BreakObservation } from '../breaks/break-store.js';
 import type { BreakOutcome, VerifiedOutcome } from '../breaks/run-breaks.js';
-import { findManifest } from '../store/manifests.js';
+import { provenManifest } from '../publish/manifest-chain.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { deliverAlerts, type AlertRequest, type Delivery } from '../alerts/deliver.js';
 import { alertBody, type AlertRun } from '../alerts/formats.js';
 import { pastSlaCandidates, planAlerts } from '../alerts/plan.js';
-import { claimRolledForwardAlerts, countDeliveries, deliveryRecord, deliveryRecordKey, markAlertsPending, pendingAlertRuns, writeDeliveryRecord, type AlertMode, type PendingAlerts, type DeliveryCounts } from '../alerts/record.js';
+import { claimRolledForwardAlerts, countDeliveries, deliveryRecord, isInvalidRecord, markAlertsPending, pendingAlertRuns, pendingAlertsKey, readDeliveryRecord, rollForwardClaimKey, writeDeliveryRecord, type AlertMode, type PendingAlerts, type DeliveryCounts } from '../alerts/record.js';
 import type { RunContext, RunRequest, SettledResults } from './context.js';
 
 export type { AlertRequest } from '../alerts/deliver.js';
@@ -94,33 +94,43 @@ export type CarriedAlerts = 'rolled' | 'pending';
 
 /**
  * The alerts of run `runId`, which stopped after publishing its manifest, before its alerts: the
- * breaks it opened or reopened, from its manifest, go to this run's routes and are written as
- * `runId`'s delivery record — when this run sends alerts. A run in `--no-alerts` or
- * `--alerts-dry-run` mode sends nothing and writes no record: it marks them pending
- * (`alerts/pending/<runId>.json`), for the next sending run (sendPendingAlerts). `carried` says
- * whether this run has just rolled `runId` forward or found its alerts pending. Nothing when
- * `runId` has a record already, or another run claimed its alerts first (two rolling it forward at
- * once: record.ts claimRolledForwardAlerts; `by` is this run's id). Its SLA crossings and
- * resolutions are not sent (docs/alerts.md). Never throws: a failure is logged.
+ * breaks it opened or reopened, from its manifest (proven by its `.sha256`), go to this run's
+ * routes and are written as `runId`'s delivery record — when this run sends alerts and has a route
+ * for at least one of them. Otherwise (`--no-alerts`, `--alerts-dry-run`, or no route for any) it
+ * sends nothing and writes no record: it marks them pending (`alerts/pending/<runId>.json`) for the
+ * next run that can send them (sendPendingAlerts). A stopped run with no alert to send is recorded
+ * as such. `carried` says whether this run has just rolled `runId` forward or found its alerts
+ * pending. Nothing when `runId` has a record already, or another run claimed its alerts first (two
+ * rolling it forward at once: record.ts claimRolledForwardAlerts; `by` is this run's id). Its SLA
+ * crossings and resolutions are not sent (docs/alerts.md). Never throws: a failure is logged.
  */
 export async function sendRolledForwardAlerts(req: RunRequest, store: ObjectStore, logger: RunLogger, runId: string, by: string, carried: CarriedAlerts = 'rolled'): Promise<void> {
   const request: AlertRequest = req.alerts ?? { mode: 'off', routes: new Map() };
   const what = `alerts of run ${runId}, ${carried === 'rolled' ? 'rolled forward by this run (it stopped before its alerts)' : 'pending since an earlier run rolled it forward without sending them'}`;
   try {
-    const found = await findManifest(store, runId);
-    if (!found || await store.get(deliveryRecordKey(runId))) return;
-    if (request.mode !== 'send') {
-      const c = countDeliveries(await carriedDeliveries(req, request, found, runId));
+    const found = await provenManifest(store, runId);
+    if (!found) {
+      if (carried === 'pending') logger.warn(`${pendingAlertsKey(runId)} is ignored: no published manifest of run ${runId}; nothing is sent on its word`, { phase: 'alerts' });
+      return;
+    }
+    const record = await readDeliveryRecord(store, runId);
+    if (record) {
+      if (isInvalidRecord(record)) logger.warn(`${what}, not sent: ${record.key} is there but is not a delivery record (${record.invalid}); nothing is sent over it: restore or remove it by hand`, { phase: 'alerts' });
+      return;
+    }
+    const carry = carriedAlerts(req, request, found, runId);
+    if (carry.planned.length > 0 && (request.mode !== 'send' || carry.planned.every((a) => a.route === null))) {
+      const c = countDeliveries(request.mode === 'dry-run' ? await carry.deliver() : []);
       const key = await markAlertsPending(store, runId, by, request.mode, new Date());
-      const counted = request.mode === 'off' ? 'none sent (alerts are off for this run)' : `${c.dry_run} dry run, none sent`;
+      const counted = request.mode === 'off' ? 'none sent (alerts are off for this run)' : request.mode === 'dry-run' ? `${c.dry_run} dry run, none sent` : `none sent (this run has no route for any of the ${carry.planned.length})`;
       logger.warn(`${what}: ${counted}; they stay pending for the next run that sends alerts (${key})`, { phase: 'alerts', ...c });
       return;
     }
     if (!(await claimRolledForwardAlerts(store, runId, by, new Date()))) {
-      logger.info(`alerts of run ${runId}: another run rolling it forward sends them`, { phase: 'alerts' });
+      logger.info(`alerts of run ${runId}: claimed by another run rolling it forward (${rollForwardClaimKey(runId)}); not sent by this one`, { phase: 'alerts' });
       return;
     }
-    const deliveries = await carriedDeliveries(req, request, found, runId);
+    const deliveries = request.mode === 'send' ? await carry.deliver() : [];
     await writeDeliveryRecord(store, deliveryRecord(runId, request.mode, deliveries, new Date()));
     const c = countDeliveries(deliveries);
     logger.warn(`${what}: ${c.sent} sent, ${c.unrouted} unrouted, ${c.failed} failed`, { phase: 'alerts', ...c });
@@ -129,14 +139,13 @@ export async function sendRolledForwardAlerts(req: RunRequest, store: ObjectStor
   }
 }
 
-/** The opened and reopened alerts of the stopped run `runId`, delivered in `request`'s mode (none when off). */
-async function carriedDeliveries(req: RunRequest, request: AlertRequest, found: NonNullable<Awaited<ReturnType<typeof findManifest>>>, runId: string): Promise<Delivery[]> {
-  if (request.mode === 'off') return [];
+/** The opened and reopened alerts of the stopped run `runId`, planned for `request`'s routes, and how to deliver them in its mode. */
+function carriedAlerts(req: RunRequest, request: AlertRequest, found: NonNullable<Awaited<ReturnType<typeof provenManifest>>>, runId: string) {
   const m = found.manifest;
   const breaks = (m.breaks as unknown as BreakOutcome[]).filter((b) => b.disposition === 'OPENED' || b.disposition === 'REOPENED');
   const planned = planAlerts({ results: m.results, breaks, verified: [], observations: new Map(), runId, config: req.config.config, controls: req.controls.all, routes: request.routes }, req.config.config.alerts);
   const run: AlertRun = { run_id: runId, window: m.window, manifest: { key: found.key, sha256: found.sha256 }, store: req.store };
-  return deliverAlerts(planned, request.routes, req.config.config.alerts, run, { dryRun: request.mode === 'dry-run', deps: request.deps });
+  return { planned, deliver: () => deliverAlerts(planned, request.routes, req.config.config.alerts, run, { dryRun: request.mode === 'dry-run', deps: request.deps }) };
 }
 
 /**
@@ -151,5 +160,6 @@ export async function sendPendingAlerts(req: RunRequest, store: ObjectStore, log
     return;
   }
   for (const m of pending.invalid) logger.warn(`${m.key} is ignored: ${m.why}; nothing is sent on its word`, { phase: 'alerts' });
+  for (const c of pending.claimed) logger.info(`alerts of run ${c.run_id}: claimed by run ${c.by}, which recorded nothing (it stopped while sending); not sent again: page by hand`, { phase: 'alerts' });
   for (const runId of pending.runs) await sendRolledForwardAlerts(req, store, logger, runId, by, 'pending');
 }

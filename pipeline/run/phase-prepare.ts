@@ -67,12 +67,13 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   try {
     await assertSigningKept(store, Boolean(req.pipeline?.signer));
     await recoverEarlierRuns(store, logger, (rolled) => sendRolledForwardAlerts(req, store, logger, rolled, runId));
-    await sendPendingAlerts(req, store, logger, runId);
     leases = await acquireLeases(store, req.controls.selected.map((c) => c.control_id), req.window, runId);
   } catch (e) {
     await sources.close();
     throw e;
   }
+  // Holding its leases, so a run that loses the window to another (exit 5) has sent nothing.
+  await sendPendingAlerts(req, store, logger, runId);
   // The pause only: holding leases, the run stops for an interrupt in runWindow, which releases them.
   await (req.faults ?? NO_FAULTS)('leased');
   await sweepScratch(scratchBase(), logger);

@@ -11,11 +11,8 @@ import { hostname } from 'node:os';
 import type { RunLogger } from '../core/log.js';
 import { holderAlive, type Holder } from '../core/process.js';
 import { LEASE_TTL_MS } from '../publish/lease.js';
-import { StoreError } from '../core/errors.js';
-import { sha256Hex } from '../core/digest.js';
-import { completeSidecars, sidecarDigest, sidecarKey } from '../publish/manifest-chain.js';
+import { completeSidecars, provenManifest } from '../publish/manifest-chain.js';
 import { recoverStaging } from '../publish/staging.js';
-import { findManifest, MANIFEST_KEY } from '../store/manifests.js';
 import type { ObjectStore } from '../store/object-store.js';
 
 /** The staging owner record a run writes beside its staged plan and outputs (core/process.ts names the holder). */
@@ -30,25 +27,6 @@ async function ownerAlive(store: ObjectStore, runId: string): Promise<boolean> {
     if (o.host !== hostname()) return Date.now() - Date.parse(o.started_at) < LEASE_TTL_MS;
     return holderAlive(o);
   } catch { return false; }
-}
-
-/**
- * The published manifest of a stopped run, only when its `.sha256` proves its bytes: a manifest
- * changed after publication (or left without a provable digest) is never rolled forward, so no
- * output is promoted, no break object written and no alert sent on its word. Undefined when the
- * run published none. Throws StoreError `unverifiable_head` (exit 2) naming both digests.
- */
-async function provenManifest(store: ObjectStore, runId: string): Promise<Awaited<ReturnType<typeof findManifest>>> {
-  const key = (await store.list('manifests')).find((k) => MANIFEST_KEY.test(k) && k.endsWith(`-${runId}.json`));
-  if (!key) return undefined;
-  const [bytes, side] = await Promise.all([store.get(key), store.get(sidecarKey(key))]);
-  const sha256 = bytes ? sha256Hex(bytes) : '(missing)';
-  const recorded = side ? sidecarDigest(side) : undefined;
-  if (recorded === sha256) return findManifest(store, runId);
-  const why = recorded
-    ? `but the manifest's bytes hash to ${sha256} and its .sha256 says ${recorded}: it was changed after publication`
-    : `which has no ${sidecarKey(key).split('/').pop()} and nothing proves its bytes (they hash to ${sha256})`;
-  throw new StoreError(`run ${runId} stopped after publishing ${key}, ${why}, so it is not rolled forward (nothing promoted, no break object written, no alert sent); run 'reckon manifest verify'`, { path: key, reason: 'unverifiable_head' });
 }
 
 /**
