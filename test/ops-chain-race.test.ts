@@ -32,6 +32,6 @@ describe('publish lock', () => {
     const codes = await Promise.all(runs);
     expect(codes.every((c) => c === 0 || c === 1)).toBe(true);
     const v = reckon(['manifest', 'verify', '--store', store, '--json']);
-    expect(v.json).toEqual({ ok: true, checked: 4, problems: [], signed: 0, unsigned: 4, trusted_registry: null, pending_roll_forward: [], notices: [{ key: 'manifests', problem: '4 manifest(s) NOT signed (signing.unsigned or no signer registry): a consistent rewrite of those cannot be detected' }], breaks: { counts: { breaks: 0, by_run: 0, countersigned: 0, events: 0, legacy: 0, observations: 0, proposals: 0, signatures: 0, signed: 0, unsigned: 0 }, notices: [], registries: [] } });
+    expect(v.json).toEqual({ ok: true, checked: 4, problems: [], inputs_changed: [], signed: 0, unsigned: 4, trusted_registry: null, pending_roll_forward: [], notices: [{ key: 'manifests', problem: '4 manifest(s) NOT signed (signing.unsigned or no signer registry): a consistent rewrite of those cannot be detected' }], breaks: { counts: { breaks: 0, by_run: 0, countersigned: 0, events: 0, legacy: 0, observations: 0, proposals: 0, signatures: 0, signed: 0, unsigned: 0 }, notices: [], registries: [] } });
   });
 });

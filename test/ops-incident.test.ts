@@ -25,6 +25,6 @@ describe('incident reruns', () => {
     expect(rerun.json.results_digest).toBe(first.json.results_digest);
     const verify = await reckonHere(['manifest', 'verify', '--store', store, '--json']);
     const noBreaks = { breaks: 0, by_run: 0, countersigned: 0, events: 0, legacy: 0, observations: 0, proposals: 0, signatures: 0, signed: 0, unsigned: 0 };
-    expect(verify.json).toEqual({ ok: true, checked: 2, problems: [], signed: 0, unsigned: 2, trusted_registry: null, pending_roll_forward: [], notices: [{ key: 'manifests', problem: '2 manifest(s) NOT signed (signing.unsigned or no signer registry): a consistent rewrite of those cannot be detected' }], breaks: { counts: noBreaks, notices: [], registries: [] } });
+    expect(verify.json).toEqual({ ok: true, checked: 2, problems: [], inputs_changed: [], signed: 0, unsigned: 2, trusted_registry: null, pending_roll_forward: [], notices: [{ key: 'manifests', problem: '2 manifest(s) NOT signed (signing.unsigned or no signer registry): a consistent rewrite of those cannot be detected' }], breaks: { counts: noBreaks, notices: [], registries: [] } });
   });
 });
