@@ -186,6 +186,20 @@ const RULES: Row[] = [
   { name: 'signed: owner and approver recorded in the registry\'s spelling', from: 'OPEN', req: { to: 'TRIAGED', owner: 'OLIVIA' }, policy: SIGNED, expect: 'ok' },
 ];
 
+describe('a refused owner or approver: the refusal names who may', () => {
+  const withCandidates = { ...PLAIN_POLICY, ...SIGNED, candidates: (part: 'owns' | 'approves') => (part === 'owns' ? ['olivia'] : ['amy', 'vera']) };
+  const refusal = (from: BreakState, req: Partial<TransitionRequest> & { to: BreakState }) => {
+    const rec = record(from);
+    try { planTransition(rec, { ...validRequest(from, rec.version), ...req } as TransitionRequest, undefined, NOW, withCandidates); } catch (e) { return (e as Error).message; }
+    return 'accepted';
+  };
+  it('a team name where a signer is needed, and a signer whose roles do not own the control', () => {
+    expect(refusal('OPEN', { to: 'TRIAGED', owner: 'notification-owner' })).toBe(`OWNER_NOT_A_SIGNER: ${TRANSITION_RULES.OWNER_NOT_A_SIGNER} (notification-owner is not in the signer registry; who may own RC06: olivia)`);
+    expect(refusal('OPEN', { to: 'TRIAGED', owner: 'amy' })).toBe(`ROLE_MAY_NOT_OWN: ${TRANSITION_RULES.ROLE_MAY_NOT_OWN} (amy for RC06; who may own RC06: olivia)`);
+    expect(refusal('TRIAGED', { to: 'CONTAINED', approver: 'tom' })).toBe(`ROLE_MAY_NOT_APPROVE: ${TRANSITION_RULES.ROLE_MAY_NOT_APPROVE} (tom for RC06; who may approve for RC06: amy, vera)`);
+  });
+});
+
 describe('break transitions: every (from, to) pair', () => {
   it.each(PAIRS.map((r) => [r.name, r] as const))('%s', (_name, row) => {
     const { outcome, event } = judge(row);

@@ -87,6 +87,7 @@ export function policyOf(ctx: Pick<ActionContext, 'config' | 'signer'>): Transit
     proof: ctx.signer ? 'signed' : 'unsigned',
     signerName: registry ? (n) => registry.signer(n) : undefined,
     may: cfg.signing.roles ? (signer, part, controlId) => signerMay(cfg, signer, part, controlId) : undefined,
+    candidates: registry ? (part, controlId) => registry.signers().filter((n) => registry.entries.some((e) => e.signer === n && registry.allows(e, BREAK_NAMESPACE)) && (!cfg.signing.roles || signerMay(cfg, n, part, controlId))) : undefined,
     closedNeedsApproval: cfg.signing.closed_needs_approval,
     configSha256: ctx.config.sha256,
   };

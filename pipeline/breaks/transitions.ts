@@ -98,6 +98,8 @@ export interface TransitionPolicy {
   readonly proof: Exclude<EventProof, 'manifest'>;
   readonly signerName?: (name: string) => string | undefined;
   readonly may?: (signer: string, part: 'owns' | 'approves', controlId: string) => boolean;
+  /** The signers who may own or approve for a control (named in a refusal, so the next try can succeed). */
+  readonly candidates?: (part: 'owns' | 'approves', controlId: string) => readonly string[];
   readonly closedNeedsApproval: boolean;
   readonly configSha256: string | null;
 }
@@ -235,8 +237,10 @@ export function planTransition(rec: BreakLog, req: TransitionRequest, evidenceRu
 /** Refuses an owner or approver who is not a signer of the registry, or whose roles do not allow it. */
 function checkPerson(policy: TransitionPolicy, part: 'owns' | 'approves', name: string, controlId: string): void {
   const signer = policy.signerName ? policy.signerName(name) : name;
-  if (signer === undefined) refuse(part === 'owns' ? 'OWNER_NOT_A_SIGNER' : 'APPROVER_NOT_A_SIGNER', `${name} is not in the signer registry`);
-  if (policy.may && !policy.may(signer!, part, controlId)) refuse(part === 'owns' ? 'ROLE_MAY_NOT_OWN' : 'ROLE_MAY_NOT_APPROVE', `${signer} for ${controlId}`);
+  const who = policy.candidates?.(part, controlId);
+  const may = who ? `; who may ${part === 'owns' ? 'own' : 'approve for'} ${controlId}: ${who.join(', ') || 'no signer'}` : '';
+  if (signer === undefined) refuse(part === 'owns' ? 'OWNER_NOT_A_SIGNER' : 'APPROVER_NOT_A_SIGNER', `${name} is not in the signer registry${may}`);
+  if (policy.may && !policy.may(signer!, part, controlId)) refuse(part === 'owns' ? 'ROLE_MAY_NOT_OWN' : 'ROLE_MAY_NOT_APPROVE', `${signer} for ${controlId}${may}`);
 }
 
 /** Who is countersigning: the registry's name of the key, and the key's fingerprint (null unsigned). */

@@ -258,7 +258,7 @@ async function report(io: CliIo, ctx: Context, id: string, done: ActionResult, j
   if (done.kind === 'proposal') {
     const p = after.proposals.find((x) => x.object.digest === done.digest)!;
     if (json) printJson(io, { ...summary, proposal: proposalView(after, p, ctx.config, new Date()) });
-    else io.stdout(`${id} ${e.from_state} → ${e.to_state} proposed by ${e.actor} for version ${e.version} (${done.key}); it lands when ${e.evidence.approver} countersigns:\n  reckon breaks approve ${id} --version ${e.version} --key <${e.evidence.approver}'s key>${where}\n`);
+    else io.stdout(`${id} ${e.from_state} → ${e.to_state} proposed by ${e.actor} for version ${e.version} (${done.key}); it lands when ${e.evidence.approver} countersigns:\n  reckon breaks approve ${id} --version ${e.version} --proposal ${done.digest.slice(0, 16)} --key <${e.evidence.approver}'s key>${where}\n`);
     return 0;
   }
   const event = after.events[e.version - 1];
