@@ -225,6 +225,26 @@ describe('alerts to a PagerDuty receiver', () => {
     expect((await reckonIn(['runs', '--store', store])).stdout.split('\n')[0]).toContain('alerts: pending');
   });
 
+  it('a run still alive between its manifest and its alerts is not rolled forward by another run meanwhile: it pages once itself', async () => {
+    const src = rc06Sources(join(tmp.dir, 'k'));
+    const store = join(tmp.dir, 'k', 'store');
+    const config = pagerdutyConfig(tmp.dir, receiver);
+    const before = receiver.requests.length;
+    const slow = reckonAsync(['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', config, '--json', '--quiet'], { env: { ...ENV, RECKON_FAULT_PAUSE: 'published:3000' } });
+    let stderr = '';
+    const paused = new Promise<void>((resolve) => slow.stderr!.on('data', (b: Buffer) => { stderr += b.toString(); if (stderr.includes('paused at published')) resolve(); }));
+    const finished = new Promise<number | null>((resolve) => slow.on('close', resolve));
+    await paused;
+    const other = await reckonIn(['run', '--control', 'RC06', '--window', '2026-11-02T00:00:00Z/2026-11-02T12:00:00Z', '--sources', src.dir, '--store', store, '--config', config, '--json', '--quiet', '--no-alerts'], { env: ENV });
+    expect(other.stderr).not.toContain('rolled forward run');
+    expect(await finished).toBe(1);
+    const [first] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json')).sort();
+    const slowId = /^[0-9]{8}-(.+)\.json$/.exec(first)![1];
+    expect(existsSync(join(store, 'alerts', 'pending', `${slowId}.json`))).toBe(false);
+    expect(JSON.parse(readFileSync(join(store, 'alerts', `${slowId}.json`), 'utf8'))).toMatchObject({ run_id: slowId, mode: 'send', counts: { sent: 1 } });
+    expect(receiver.requests.slice(before).map((q) => [q.body.event_action, q.body.dedup_key])).toEqual([['trigger', ID]]);
+  });
+
   it('a run stopped after its manifest whose .sha256 was changed, not the manifest: the refusal says which', async () => {
     const { store, args, before, key, stoppedId } = await stoppedRun('j');
     writeFileSync(join(store, 'manifests', key.replace(/\.json$/, '.sha256')), `${'0'.repeat(64)}  ${key}\n`);

@@ -88,9 +88,10 @@ export async function clearStaging(store: ObjectStore, runId: string): Promise<v
 }
 
 /**
- * Rolls earlier runs forward or back: staged runs with a published manifest are finished
- * (finishPublication: outputs promoted, break plan written); staged runs without one, whose owner
- * is no longer alive (`isLive` false), are removed with their plan. Returns what it did.
+ * Rolls earlier runs forward or back, those whose owner is no longer alive (`isLive` false): staged
+ * runs with a published manifest are finished (finishPublication: outputs promoted, break plan
+ * written); staged runs without one are removed with their plan. A live run's staging is left to
+ * it, published or not (it promotes, writes its breaks and sends its alerts itself). Returns what it did.
  */
 export async function recoverStaging(
   store: ObjectStore,
@@ -101,9 +102,11 @@ export async function recoverStaging(
   const promoted: { runId: string; rolled: RollForward | null }[] = [];
   const discarded: string[] = [];
   for (const runId of runIds) {
+    // A live run finishes its own publication (and sends its own alerts): only the dead are taken over.
+    if (await isLive(runId)) continue;
     const run = await published(runId);
     if (run) promoted.push({ runId, rolled: await finishPublication(store, run) });
-    else if (!(await isLive(runId))) { await clearStaging(store, runId); discarded.push(runId); }
+    else { await clearStaging(store, runId); discarded.push(runId); }
   }
   return { promoted, discarded };
 }
