@@ -225,6 +225,28 @@ describe('alerts to a PagerDuty receiver', () => {
     expect((await reckonIn(['runs', '--store', store])).stdout.split('\n')[0]).toContain('alerts: pending');
   });
 
+  it('pending alerts of a break verified since are not paged as new: the stopped run is recorded none to send', async () => {
+    const src = rc06Sources(join(tmp.dir, 'l'));
+    const store = join(tmp.dir, 'l', 'store');
+    const { keys, config } = signers(join(tmp.dir, 'l'), pagerdutyDocument(receiver));
+    const args = ['run', '--control', 'RC06', '--window', WINDOW, '--sources', src.dir, '--store', store, '--config', config, '--json', '--quiet'];
+    const before = receiver.requests.length;
+    expect((await stopAtPublished(args)).code).toBe(130);
+    const [key] = readdirSync(join(store, 'manifests')).filter((f) => f.endsWith('.json'));
+    const stoppedId = /^[0-9]{8}-(.+)\.json$/.exec(key)![1];
+    expect((await reckonIn([...args, '--no-alerts'], { env: ENV })).code).toBe(1);
+    const { advance } = breakCommands(store, config, keys);
+    expect((await advance('TRIAGED', 1, '--actor', 'tom', '--owner', 'olivia', '--classification', 'MISSING')).code).toBe(0);
+    expect((await advance('CONTAINED', 2, '--actor', 'olivia', '--approver', 'amy')).code).toBe(0);
+    expect((await advance('CORRECTED', 3, '--actor', 'olivia', '--approver', 'amy', '--evidence-ref', 'RCP-2 resent')).code).toBe(0);
+    src.fix();
+    expect((await reckonIn([...args, '--no-alerts'], { env: ENV })).code).toBe(0);
+    const sending = await reckonIn(args, { env: ENV });
+    expect(sending.stderr).toContain(`alerts of run ${stoppedId}, pending since an earlier run rolled it forward without sending them: 0 sent, 0 unrouted, 0 failed`);
+    expect(receiver.requests).toHaveLength(before);
+    expect(JSON.parse(readFileSync(join(store, 'alerts', `${stoppedId}.json`), 'utf8'))).toMatchObject({ run_id: stoppedId, mode: 'send', deliveries: [] });
+  });
+
   it('a run still alive between its manifest and its alerts is not rolled forward by another run meanwhile: it pages once itself', async () => {
     const src = rc06Sources(join(tmp.dir, 'k'));
     const store = join(tmp.dir, 'k', 'store');

@@ -118,7 +118,7 @@ export async function sendRolledForwardAlerts(req: RunRequest, store: ObjectStor
       if (isInvalidRecord(record)) logger.warn(`${what}, not sent: ${record.key} is there but is not a delivery record (${record.invalid}); nothing is sent over it: restore or remove it by hand`, { phase: 'alerts' });
       return;
     }
-    const carry = carriedAlerts(req, request, found, runId);
+    const carry = await carriedAlerts(req, store, request, found, runId);
     if (carry.planned.length > 0 && (request.mode !== 'send' || carry.planned.every((a) => a.route === null))) {
       const c = countDeliveries(request.mode === 'dry-run' ? await carry.deliver() : []);
       const key = await markAlertsPending(store, runId, by, request.mode, new Date());
@@ -139,10 +139,14 @@ export async function sendRolledForwardAlerts(req: RunRequest, store: ObjectStor
   }
 }
 
-/** The opened and reopened alerts of the stopped run `runId`, planned for `request`'s routes, and how to deliver them in its mode. */
-function carriedAlerts(req: RunRequest, request: AlertRequest, found: NonNullable<Awaited<ReturnType<typeof provenManifest>>>, runId: string) {
+/** The opened and reopened alerts of the stopped run `runId` whose break is not VERIFIED or CLOSED by now, planned for `request`'s routes, and how to deliver them in its mode. */
+async function carriedAlerts(req: RunRequest, store: ObjectStore, request: AlertRequest, found: NonNullable<Awaited<ReturnType<typeof provenManifest>>>, runId: string) {
   const m = found.manifest;
-  const breaks = (m.breaks as unknown as BreakOutcome[]).filter((b) => b.disposition === 'OPENED' || b.disposition === 'REOPENED');
+  const opened = (m.breaks as unknown as BreakOutcome[]).filter((b) => b.disposition === 'OPENED' || b.disposition === 'REOPENED');
+  // A break verified or closed since (a later run no longer saw it) is not paged as new.
+  const bs = new BreakStore(store);
+  const states = await Promise.all(opened.map(async (b) => (await bs.readLog(b.break_id))?.state));
+  const breaks = opened.filter((_, i) => states[i] !== 'VERIFIED' && states[i] !== 'CLOSED');
   const planned = planAlerts({ results: m.results, breaks, verified: [], observations: new Map(), runId, config: req.config.config, controls: req.controls.all, routes: request.routes }, req.config.config.alerts);
   const run: AlertRun = { run_id: runId, window: m.window, manifest: { key: found.key, sha256: found.sha256 }, store: req.store };
   return { planned, deliver: () => deliverAlerts(planned, request.routes, req.config.config.alerts, run, { dryRun: request.mode === 'dry-run', deps: request.deps }) };
