@@ -239,8 +239,14 @@ describe('alerts to a PagerDuty receiver', () => {
     expect((await advance('TRIAGED', 1, '--actor', 'tom', '--owner', 'olivia', '--classification', 'MISSING')).code).toBe(0);
     expect((await advance('CONTAINED', 2, '--actor', 'olivia', '--approver', 'amy')).code).toBe(0);
     expect((await advance('CORRECTED', 3, '--actor', 'olivia', '--approver', 'amy', '--evidence-ref', 'RCP-2 resent')).code).toBe(0);
+    // The run summary says what became of a corrected break: still observed, then verified.
+    const text = args.filter((a) => a !== '--json');
+    const still = await reckonIn([...text, '--no-alerts'], { env: ENV });
+    expect(still.stdout).toContain(`  CORRECTED but still observed: ${ID} RC06 NOTICE_UNDELIVERED INT-2: the correction did not remove the difference, so it is not verified`);
     src.fix();
-    expect((await reckonIn([...args, '--no-alerts'], { env: ENV })).code).toBe(0);
+    const verifying = await reckonIn([...text, '--no-alerts'], { env: ENV });
+    expect(verifying.code).toBe(0);
+    expect(verifying.stdout).toContain(`  VERIFIED ${ID} RC06 NOTICE_UNDELIVERED INT-2: no longer observed; it closes with 'reckon breaks advance ${ID} --to CLOSED …'`);
     const sending = await reckonIn(args, { env: ENV });
     expect(sending.stderr).toContain(`alerts of run ${stoppedId}, pending since an earlier run rolled it forward without sending them: 0 sent, 0 unrouted, 0 failed`);
     expect(receiver.requests).toHaveLength(before);

@@ -226,6 +226,7 @@ export function humanSummary(r: RunResult, steps: NextSteps): string {
     }
     if (step?.next) lines.push(`        next: ${step.next}`);
   });
+  lines.push(...breakStateLines(r));
   if (r.quarantine_count) lines.push(`  ${r.quarantine_count} record(s) or file(s) quarantined; see the manifest and outputs/quarantine`);
   if (r.manifestDoc.break_log?.signing.mode === 'unsigned') lines.push('  break transitions are NOT signed: the configuration says signing.unsigned: true');
   const ms = r.manifestDoc.manifest_signing;
@@ -235,6 +236,20 @@ export function humanSummary(r: RunResult, steps: NextSteps): string {
   for (const n of steps.next) lines.push(`  next: ${n}`);
   lines.push(`  manifest ${r.manifest.path}`, `  sha256   ${r.manifest.sha256}`, `  results  ${r.results_digest}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The breaks this run verified, and the CORRECTED breaks it still observes (a correction that did not remove its difference): ten of each at most. */
+function breakStateLines(r: RunResult): string[] {
+  const landed = new Set(r.verified);
+  const verified = (r.manifestDoc.break_log?.verified ?? []).filter((v) => landed.has(v.break_id));
+  const stillSeen = r.breaks.filter((b) => b.disposition === 'REOBSERVED' && b.state === 'CORRECTED');
+  const lines = [
+    ...verified.slice(0, 10).map((v) => `  VERIFIED ${v.break_id} ${v.control_id} ${v.kind} ${v.key}: no longer observed; it closes with 'reckon breaks advance ${v.break_id} --to CLOSED …'`),
+    ...(verified.length > 10 ? [`  … and ${verified.length - 10} more verified (reckon breaks list --state VERIFIED)`] : []),
+    ...stillSeen.slice(0, 10).map((b) => `  CORRECTED but still observed: ${b.break_id} ${b.control_id} ${b.kind} ${b.key}: the correction did not remove the difference, so it is not verified`),
+    ...(stillSeen.length > 10 ? [`  … and ${stillSeen.length - 10} more corrected breaks still observed (reckon breaks list --state CORRECTED)`] : []),
+  ];
+  return lines;
 }
 
 /** The owners' part of the summary: per team its breaks, runbooks and first steps, and its next command. */
