@@ -328,7 +328,7 @@ describe('races and landed proposals (attack pass, issue 17)', () => {
     expect(both.find((r) => r.code === 6)!.stderr).toContain('ConcurrencyError');
     const again = await b(...approveAs('amy'));
     expect(again.code, again.stderr).toBe(6);
-    expect(again.stderr).toContain('version 3 already landed: this proposal was countersigned by amy first');
+    expect(again.stderr).toContain("version 3 already landed with amy's countersignature of this proposal (yours): nothing is left to do");
     // At the write: the approver read the log before the other approval landed.
     const store2 = copy();
     const act = await actionContext(await openStore(store2), await loadConfig(people.config, await loadControls()), { file: people.keys.amy.key });

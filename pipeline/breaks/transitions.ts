@@ -260,7 +260,7 @@ export interface Approver {
  */
 export function judgeApproval(rec: BreakLog, proposal: StoredProposal, approver: Approver, policy: TransitionPolicy, maxAgeS: number, now: Date = new Date()): void {
   const p = proposal.event;
-  if (rec.stored[p.version - 1]?.object.digest === proposal.object.digest) throw landedFirst(rec, p.version);
+  if (rec.stored[p.version - 1]?.object.digest === proposal.object.digest) throw landedFirst(rec, p.version, approver.name);
   if (p.version <= rec.version) throw tookVersion(rec, p.version);
   if (p.version !== rec.version + 1 || p.previous_event_sha256 !== rec.head_sha256) {
     refuse('PROPOSAL_NOT_CURRENT', `it is for version ${p.version}; the break is ${rec.state} at version ${rec.version}`);
@@ -278,12 +278,14 @@ export function judgeApproval(rec: BreakLog, proposal: StoredProposal, approver:
 
 /**
  * The approval that lost the race for its version: the same proposal was countersigned first
- * (ConcurrencyError 'version', exit 6, as for a stale --expected-version). A different event found
+ * (ConcurrencyError 'version', exit 6, as for a stale --expected-version), by another approver or
+ * by `approver` itself (a repeated approval: said so, nothing is left to do). A different event found
  * in that version makes the proposal superseded instead (PROPOSAL_NOT_CURRENT, exit 2).
  */
-function landedFirst(rec: Pick<BreakLog, 'break_id' | 'stored'>, version: number): ConcurrencyError {
+function landedFirst(rec: Pick<BreakLog, 'break_id' | 'stored'>, version: number, approver: string): ConcurrencyError {
   const landed = rec.stored[version - 1];
   const by = landed?.object.signatures.find((s) => s.role === 'approver')?.signer;
+  if (by !== undefined && identity(by) === identity(approver)) return new ConcurrencyError(`break ${rec.break_id}: version ${version} already landed with ${by}'s countersignature of this proposal (yours): nothing is left to do`, 'version');
   return new ConcurrencyError(`break ${rec.break_id}: version ${version} already landed: this proposal was countersigned${by ? ` by ${by}` : ''} first (another approval won the race)`, 'version');
 }
 
