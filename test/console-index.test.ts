@@ -83,17 +83,20 @@ describe('the console index', () => {
     expect(await index.refreshChanged(manifests)).toEqual([]);
   });
 
-  it('filters by owner as `breaks list --owner` does: the owner triage assigned, else the team routed to, any case', async () => {
+  it('filters by owner as `breaks list --owner` does: the owner triage assigned or the team routed to, any case', async () => {
     const list = async (owner: string) => ((await reckonIn(['breaks', 'list', '--owner', owner, '--store', storeDir, '--config', CONFIG, '--json'])).json as { break_id: string }[]).map((b) => b.break_id).sort();
     const queue = (owner: string) => index.all().filter((r) => matches(r, parseQuery(new URLSearchParams({ owner })))).map((r) => r.break_id).sort();
     const ledgerTeam = await list('ledger-operations');
-    expect(ledgerTeam).not.toContain(FLOW);
-    expect(ledgerTeam).toHaveLength(7); // RC03's eight sample-day breaks, less the one triaged to olivia
+    expect(ledgerTeam).toContain(FLOW); // triaged to olivia, still the team's
+    expect(ledgerTeam).toHaveLength(8); // RC03's eight sample-day breaks
     expect(queue('ledger-operations')).toEqual(ledgerTeam);
     expect(await list('OLIVIA')).toEqual([FLOW, breakId('RC06', 'NOTICE_UNDELIVERED', 'INT-000288')].sort());
     expect(queue('olivia')).toEqual(await list('OLIVIA'));
-    expect(ownedBy(['Ledger-Operations'], { owner: 'ledger-operations' })).toBe(true);
-    expect(ownedBy(['olivia'], { owner: null })).toBe(false);
-    expect(ownedBy(undefined, { owner: null })).toBe(true);
+    const team = { owner: 'ledger-operations', runbook: null } as unknown as NonNullable<Parameters<typeof ownedBy>[1]['routing']>;
+    expect(ownedBy(['Ledger-Operations'], { owner: 'ledger-operations', routing: team })).toBe(true);
+    expect(ownedBy(['ledger-operations'], { owner: 'olivia', routing: team })).toBe(true);
+    expect(ownedBy(['olivia'], { owner: null, routing: team })).toBe(false);
+    expect(ownedBy(['olivia'], { owner: null, routing: null })).toBe(false);
+    expect(ownedBy(undefined, { owner: null, routing: null })).toBe(true);
   });
 });

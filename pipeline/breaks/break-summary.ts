@@ -96,13 +96,14 @@ export function summarizeBreak(rec: BreakRecord, ctx: { readonly config: Config;
 
 /**
  * The owner filter of `reckon breaks list --owner` and of the console's queue, one rule for both:
- * a break matches when its owner — the one triage assigned, or before triage the configured team
- * of its control and kind — is one of `owners`, compared without regard to case. A break
- * reassigned at triage no longer matches the team it was routed to. No filter (undefined or
- * empty) matches every break.
+ * a break matches when the owner triage assigned, or the team its control and kind are routed to
+ * (the configuration's ownership), is one of `owners`, compared without regard to case. So a team's
+ * filter keeps the breaks its people took at triage (in signed mode the owner is a signer, not a
+ * team), and a person's filter shows the breaks assigned to them. No filter (undefined or empty)
+ * matches every break.
  */
-export function ownedBy(owners: readonly string[] | undefined, s: Pick<BreakSummary, 'owner'>): boolean {
+export function ownedBy(owners: readonly string[] | undefined, s: Pick<BreakSummary, 'owner' | 'routing'>): boolean {
   if (!owners || owners.length === 0) return true;
-  const owner = (s.owner ?? '').toLowerCase();
-  return owner !== '' && owners.some((o) => o.toLowerCase() === owner);
+  const names = [s.owner, s.routing?.owner].filter((n): n is string => !!n).map((n) => n.toLowerCase());
+  return owners.some((o) => names.includes(o.toLowerCase()));
 }
