@@ -11,6 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckonIn, scratchDir } from './helpers/cli.js';
 import { ID, WINDOW, rc06Sources } from './fixtures/breaks.js';
 import { humanDuration, secondsTextToMicros } from '../pipeline/core/duration.js';
+import { nextSteps } from '../pipeline/breaks/next-steps.js';
+import { defaultConfig } from '../pipeline/config/config.js';
+import { loadControls } from '../pipeline/controls/definitions.js';
+import type { ControlResult } from '../manifests/v1/schema.js';
 
 const tmp = scratchDir('reckon-next-steps-');
 afterAll(() => tmp.cleanup());
@@ -76,4 +80,20 @@ it('breaks list and show carry the routing: owner, contact, route, runbook and f
   const show = await reckonIn(['breaks', 'show', ID, '--store', store]);
   expect(show.stdout).toContain('RBK06');
   expect(show.stdout).toContain('Do not repeat effect; open circuit for optional requests; preserve intent and block conflict');
+});
+
+describe('controls waiting or incomplete', () => {
+  it('one rerun per state names every control in it, not one per control', async () => {
+    const controls = await loadControls();
+    const result = (control_id: string, status: string) => ({ control_id, status, differences: [] }) as unknown as ControlResult;
+    const steps = nextSteps({
+      run_id: 'run-x', window: { start: '2026-11-02T00:00:00Z', end: '2026-11-03T00:00:00Z' }, breaks: [], config: defaultConfig().config, controls, store: 'S', sources: 'D',
+      results: [result('RC01', 'NOT_READY'), result('RC02', 'NOT_READY'), result('RC03', 'INCOMPLETE'), result('RC04', 'INCOMPLETE'), result('RC05', 'CLEAN')],
+    });
+    expect(steps.next).toEqual([
+      'once the watermarks reach 2026-11-03T00:00:00Z: reckon run --window 2026-11-02T00:00:00Z/2026-11-03T00:00:00Z --control RC01,RC02 --sources D --store S (a schedule runs it again by itself)',
+      'correct the quarantined input, then: reckon run --window 2026-11-02T00:00:00Z/2026-11-03T00:00:00Z --control RC03,RC04 --sources D --store S --trigger incident --rerun-of run-x --reason \'corrected input\'',
+    ]);
+    expect(steps.controls.map((c) => c.next?.includes(`--control ${c.control_id} `) ?? null)).toEqual([true, true, true, true, null]);
+  });
 });

@@ -120,18 +120,23 @@ export function nextSteps(input: NextStepsInput): NextSteps {
 
 /** The command a control's status calls for (null when CLEAN). */
 function controlNext(input: NextStepsInput, r: ControlResult): string | null {
-  const rerun = ['run', '--window', `${input.window.start}/${input.window.end}`, '--control', r.control_id, '--sources', input.sources, '--store', input.store];
-  switch (r.status) {
-    case 'CLEAN': return null;
-    case 'BREAKS': return reckonCommand(['breaks', 'list', '--control', r.control_id, '--store', input.store]);
-    case 'NOT_READY': return `once the watermarks reach ${input.window.end}: ${reckonCommand(rerun)}`;
+  return r.status === 'CLEAN' ? null : statusNext(input, r.status, [r.control_id]);
+}
+
+/** The command a status calls for, for the controls `ids` in it (one command for them all). */
+function statusNext(input: NextStepsInput, status: Exclude<ControlResult['status'], 'CLEAN'>, ids: readonly string[]): string {
+  const rerun = ['run', '--window', `${input.window.start}/${input.window.end}`, '--control', ids.join(','), '--sources', input.sources, '--store', input.store];
+  switch (status) {
+    case 'BREAKS': return reckonCommand(['breaks', 'list', '--control', ids.join(','), '--store', input.store]);
+    case 'NOT_READY': return `once the watermarks reach ${input.window.end}: ${reckonCommand(rerun)} (a schedule runs it again by itself)`;
     case 'INCOMPLETE': return `correct the quarantined input, then: ${reckonCommand([...rerun, '--trigger', 'incident', '--rerun-of', input.run_id, '--reason', 'corrected input'])}`;
   }
 }
 
 /**
  * The first commands of the run: the oldest break past its SLA that the run opened or reopened
- * (else the oldest past SLA, else the first new one), then what NOT_READY and INCOMPLETE controls ask.
+ * (else the oldest past SLA, else the first new one), then what NOT_READY and INCOMPLETE controls ask
+ * (one rerun per state, naming all its controls).
  */
 function firstCommands(input: NextStepsInput, ages: ReadonlyMap<string, BreakAge>): string[] {
   const open = input.results.flatMap((r) => r.differences.filter((d) => d.break_id && d.disposition !== 'TIMING' && d.disposition !== 'PROVISIONAL')
@@ -141,6 +146,10 @@ function firstCommands(input: NextStepsInput, ages: ReadonlyMap<string, BreakAge
   const pick = oldest(open.filter((x) => x.past && fresh(x))) ?? oldest(open.filter((x) => x.past)) ?? open.find(fresh);
   const out: string[] = [];
   if (pick) out.push(reckonCommand(['breaks', 'show', pick.d.break_id!, '--store', input.store]));
-  for (const r of input.results) if (r.status === 'NOT_READY' || r.status === 'INCOMPLETE') out.push(controlNext(input, r)!);
+  // One rerun for every control in the same state: one manifest and one alert batch, not one per control.
+  for (const status of ['NOT_READY', 'INCOMPLETE'] as const) {
+    const ids = input.results.filter((r) => r.status === status).map((r) => r.control_id);
+    if (ids.length) out.push(statusNext(input, status, ids));
+  }
   return [...new Set(out)];
 }
