@@ -15,8 +15,10 @@ describe('incident reruns', () => {
     const store = join(tmp.dir, 'store');
     const first = await reckonHere(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--control', 'RC01', '--trigger', 'scheduled-nightly', '--json']);
     expect(first.code).toBe(0);
-    expect((await reckonHere(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--trigger', 'incident', '--json'])).code).toBe(2);
-    expect((await reckonHere(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--trigger', 'incident', '--rerun-of', 'run-nope', '--reason', 'x', '--json'])).code).toBe(2);
+    const alone = await reckonHere(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--trigger', 'incident', '--json']);
+    expect([alone.code, alone.json.error.message]).toEqual([2, 'an incident rerun needs --trigger incident, --rerun-of RUN_ID and --reason TEXT together; missing: --rerun-of RUN_ID, --reason TEXT (run ids: reckon runs --store …)']);
+    const nope = await reckonHere(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--trigger', 'incident', '--rerun-of', 'run-nope', '--reason', 'x', '--json']);
+    expect([nope.code, nope.json.error.message]).toEqual([2, `--rerun-of run-nope: no published manifest of that run in ${store} (its runs: reckon runs --store ${store})`]);
     const rerun = await reckonHere(['run', '--date', '2026-11-02', '--sources', SOURCES, '--store', store, '--control', 'RC01', '--trigger', 'incident', '--rerun-of', first.json.run_id, '--reason', 'INC-42 late venue file', '--json']);
     expect(rerun.code).toBe(0);
     const m = JSON.parse(readFileSync(rerun.json.manifest.path, 'utf8'));

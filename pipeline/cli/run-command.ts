@@ -100,7 +100,8 @@ async function runRequest(values: RunValues, { io, settings, clock }: CommandCon
   const trigger = (values.trigger ?? 'manual') as Trigger;
   if (!TRIGGERS.includes(trigger)) throw new ConfigError(`--trigger must be one of ${TRIGGERS.join(', ')}`);
   const lineage = [trigger === 'incident', values['rerun-of'] !== undefined, values.reason !== undefined];
-  if (lineage.some(Boolean) && !lineage.every(Boolean)) throw new ConfigError('an incident rerun needs --trigger incident, --rerun-of RUN_ID and --reason TEXT together');
+  const missing = ['--trigger incident', '--rerun-of RUN_ID', '--reason TEXT'].filter((_, i) => !lineage[i]);
+  if (lineage.some(Boolean) && missing.length) throw new ConfigError(`an incident rerun needs --trigger incident, --rerun-of RUN_ID and --reason TEXT together; missing: ${missing.join(', ')} (run ids: reckon runs --store …)`);
   if (values['rerun-of'] !== undefined && !/^[a-z0-9_-]+$/.test(values['rerun-of'])) throw new ConfigError(`--rerun-of '${values['rerun-of']}' is not a run id`);
   const controls = values.control !== undefined ? values.control.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) : [];
   if (values.control !== undefined && controls.length === 0) throw new ConfigError('--control needs at least one control id, e.g. --control RC01,RC03');

@@ -59,7 +59,7 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   const runId = newRunId(startedAt);
   const logger = (req.logger ?? silentLogger).child({ run_id: runId, window: `${req.window.start}/${req.window.end}` });
   const store = await openStore(req.store, req.settings.s3);
-  if (req.rerunOf && !(await findManifest(store, req.rerunOf))) throw new ConfigError(`--rerun-of ${req.rerunOf}: no published manifest of that run in ${store.location}`);
+  if (req.rerunOf && !(await findManifest(store, req.rerunOf))) throw new ConfigError(`--rerun-of ${req.rerunOf}: no published manifest of that run in ${store.location} (its runs: reckon runs --store ${store.location})`);
   const interrupt = req.interrupt ?? NO_INTERRUPT;
   const fault = stoppingFaults(req.faults ?? NO_FAULTS, interrupt);
   const sources = await prepareSources(req.sources, datasetsRead(req.controls.selected), { window: req.window, env: req.env, s3: req.settings.s3, fault, interrupt });
