@@ -158,8 +158,9 @@ describe('the next command breaks show suggests on a store without a signer regi
   let tmp: ReturnType<typeof scratchDir>;
   let store: string;
   const id = breakId(FAULT.control_id, FAULT.kind, FAULT.key);
-  const hint = (config: string) => `next: reckon breaks advance ${id} --to TRIAGED --expected-version 1 --key YOUR_KEY --owner notification-owner --classification TIMING|DUPLICATE|MISSING|VALUE|EXTERNAL --store ${store} --config ${config}`;
+  const hint = (config: string) => `next: reckon breaks advance ${id} --to TRIAGED --expected-version 1 --key YOUR_KEY --owner SIGNER --classification TIMING|DUPLICATE|MISSING|VALUE|EXTERNAL --store ${store} --config ${config}`;
   const nextLines = (out: string) => out.slice(out.indexOf('next: '));
+  const whom = '\n  (--owner names the signer of the registry who takes it for team notification-owner; a refusal lists who may own RC06)';
 
   beforeAll(async () => {
     tmp = scratchDir('reckon-breaks-hint-');
@@ -172,11 +173,11 @@ describe('the next command breaks show suggests on a store without a signer regi
   it('asks for a configuration naming a registry, and with it filled in the command lands', async () => {
     const shown = await reckonIn(['breaks', 'show', id, '--store', store]);
     expect(shown.code).toBe(0);
-    expect(nextLines(shown.stdout)).toBe(`${hint('YOUR_CONFIG')}\n  (break transitions are signed: YOUR_CONFIG is a configuration naming the signer registry, signing.registry; the demo's is fixtures/demo/reckon.yaml)\n`);
+    expect(nextLines(shown.stdout)).toBe(`${hint('YOUR_CONFIG')}\n  (break transitions are signed: YOUR_CONFIG is a configuration naming the signer registry, signing.registry; the demo's is fixtures/demo/reckon.yaml)${whom}\n`);
     const withConfig = await reckonIn(['breaks', 'show', id, '--store', store, '--config', 'fixtures/demo/reckon.yaml']);
-    expect(nextLines(withConfig.stdout)).toBe(`${hint('fixtures/demo/reckon.yaml')}\n`);
+    expect(nextLines(withConfig.stdout)).toBe(`${hint('fixtures/demo/reckon.yaml')}${whom}\n`);
     const pasted = hint('fixtures/demo/reckon.yaml').slice('next: reckon '.length).split(' ')
-      .map((w) => (w === 'YOUR_KEY' ? 'fixtures/demo/keys/tom' : w === 'notification-owner' ? 'olivia' : w.startsWith('TIMING|') ? 'MISSING' : w));
+      .map((w) => (w === 'YOUR_KEY' ? 'fixtures/demo/keys/tom' : w === 'SIGNER' ? 'olivia' : w.startsWith('TIMING|') ? 'MISSING' : w));
     const advanced = await reckonIn(pasted);
     expect(advanced.code, advanced.stderr).toBe(0);
     expect(eventFiles(store, id)).toEqual(['000001.json', '000002.json']);

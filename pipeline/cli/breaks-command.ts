@@ -379,7 +379,10 @@ function triageCommand(s: BreakSummary, opts: HintOptions): string {
   const needsRegistry = !opts.unsigned && !opts.registry;
   const config = needsRegistry ? ' --config YOUR_CONFIG' : opts.config !== undefined ? ` --config ${shellWord(opts.config)}` : '';
   const why = needsRegistry ? '\n  (break transitions are signed: YOUR_CONFIG is a configuration naming the signer registry, signing.registry; the demo\'s is fixtures/demo/reckon.yaml)' : '';
-  return `reckon breaks advance ${s.break_id} --to TRIAGED --expected-version ${s.version} ${who} --owner ${s.routing?.owner ?? 'TEAM'} --classification TIMING|DUPLICATE|MISSING|VALUE|EXTERNAL --store ${shellWord(opts.store)}${config}${why}`;
+  // Signed, the owner signs the steps that follow: a person of the registry, not the team.
+  const owner = opts.unsigned ? s.routing?.owner ?? 'TEAM' : 'SIGNER';
+  const whom = opts.unsigned ? '' : `\n  (--owner names the signer of the registry who takes it${s.routing ? ` for team ${s.routing.owner}` : ''}; a refusal lists who may own ${s.control_id})`;
+  return `reckon breaks advance ${s.break_id} --to TRIAGED --expected-version ${s.version} ${who} --owner ${owner} --classification TIMING|DUPLICATE|MISSING|VALUE|EXTERNAL --store ${shellWord(opts.store)}${config}${why}${whom}`;
 }
 
 /** A proposal's withdrawal as `show` prints it: void when the proposal landed anyway (the two raced). */
