@@ -50,15 +50,23 @@ describe('schedule --plan nightly on a new store, with the default lookback', ()
     const store = join(tmp.dir, 'first-store');
     await writeCleanDay(sources);
     const schedule = (now: string, ...extra: string[]) => reckonHere(['schedule', '--plan', 'nightly', '--now', now, '--sources', sources, '--store', store, '--control', 'RC01,RC06', '--quiet', ...extra]);
+    // The cron fires before the extract is complete: the first window is NOT_READY.
+    writeFileSync(join(sources, 'executions', '_watermark.json'), JSON.stringify({ watermark: '2026-11-02T23:00:00Z', complete: true }));
     const first = await schedule('2026-11-03T00:10:00Z');
-    expect(first.stdout.split('\n')[0]).toMatch(/^\[2026-11-02T00:00:00Z, 2026-11-03T00:00:00Z\) {2}ran {7}run-\S+ CLEAN$/);
-    expect(first.stdout.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(first.stdout.split('\n')[0]).toMatch(/^\[2026-11-02T00:00:00Z, 2026-11-03T00:00:00Z\) {2}ran {7}run-\S+ NOT_READY$/);
+    expect(first.stdout.split('\n').filter((l) => l.startsWith('['))).toHaveLength(1);
     expect(first.stderr).toContain(`first scheduled run of ${sources} on this store: only the latest due window [2026-11-02T00:00:00Z, 2026-11-03T00:00:00Z) runs, not the 2 earlier one(s) of the default lookback; give --lookback to catch those up`);
+    // The extract arrives: the next call runs that window again, and still none before it.
+    writeFileSync(join(sources, 'executions', '_watermark.json'), JSON.stringify({ watermark: '2026-11-03T00:05:00Z', complete: true }));
+    const again = await schedule('2026-11-03T00:40:00Z', '--json');
+    expect(again.json.windows.map((w: { start: string; action: string; status: string | null }) => [w.start.slice(0, 10), w.action, w.status])).toEqual([['2026-11-02', 'ran', 'CLEAN']]);
+    expect(again.stderr).toContain(`2 due window(s) before 2026-11-02T00:00:00Z, where the schedule of ${sources} began on this store, are not run; give --lookback to catch those up`);
     // Two nights later, a missed night is caught up within the default 3 days.
     for (const d of readdirSync(sources)) writeFileSync(join(sources, d, '_watermark.json'), JSON.stringify({ watermark: '2026-11-06T00:05:00Z', complete: true }));
     const later = await schedule('2026-11-05T00:10:00Z', '--json');
     expect(later.json.windows.map((w: { start: string; action: string }) => [w.start.slice(0, 10), w.action])).toEqual([['2026-11-02', 'complete'], ['2026-11-03', 'ran'], ['2026-11-04', 'ran']]);
     expect(later.stderr).not.toContain('first scheduled run');
+    expect(later.stderr).not.toContain('are not run');
   });
 });
 

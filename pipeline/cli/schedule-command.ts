@@ -15,7 +15,9 @@ import { exitCodeOf, highestExitCode, type ExitCode } from '../core/outcome.js';
 import { loadControls } from '../controls/definitions.js';
 import { selectControls } from '../controls/selection.js';
 import { runWindow } from '../run/run-window.js';
-import { completedRun, dueWindows, firstScheduledRun, parseDuration, type Plan } from '../schedule/schedule.js';
+import { completedRun, dueWindows, firstScheduledStart, parseDuration, type Plan } from '../schedule/schedule.js';
+import type { Window } from '../contract/window.js';
+import type { ObjectStore } from '../store/object-store.js';
 import { openStore } from '../store/open-store.js';
 import { parseTimestamp } from '../contract/values.js';
 import { parse } from './args.js';
@@ -62,11 +64,7 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   const faults = faultPoints(settings.faultPause, (text) => io.stderr(text), interrupt);
   const trigger = plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday';
   const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode }[] = [];
-  let due = dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs });
-  if (values.lookback === undefined && due.length > 1 && await firstScheduledRun(store, sources)) {
-    logger.warn(`first scheduled run of ${sources} on this store: only the latest due window [${due.at(-1)!.start}, ${due.at(-1)!.end}) runs, not the ${due.length - 1} earlier one(s) of the default lookback; give --lookback to catch those up`);
-    due = due.slice(-1);
-  }
+  const due = await scheduleWindows(store, sources, trigger, dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs }), values.lookback !== undefined, (text) => logger.warn(text));
   for (const w of due) {
     const done = await completedRun(store, w, controls, { config: config.sha256, sources });
     if (done) { report.push({ start: w.start, end: w.end, action: 'complete', run_id: done, status: null, exit_code: 0 }); continue; }
@@ -96,6 +94,23 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
     if (values['dry-run'] && report.length) io.stdout(`dry run: nothing was run; a window is complete only for a ${trigger} run of ${sources} with this code and configuration\n`);
   }
   return exit;
+}
+
+/**
+ * The due windows the schedule runs: all of them with an explicit lookback; otherwise none before
+ * the first window a scheduled run of these sources was published for (schedule.ts
+ * firstScheduledStart), and on the first call only the latest, each cut said through `warn`.
+ */
+async function scheduleWindows(store: ObjectStore, sources: string, trigger: string, due: Window[], lookbackGiven: boolean, warn: (text: string) => void): Promise<Window[]> {
+  if (lookbackGiven || due.length === 0) return due;
+  const first = await firstScheduledStart(store, sources, trigger);
+  const kept = first === null ? due.slice(-1) : due.filter((w) => w.start >= first);
+  if (kept.length === due.length) return due;
+  const cut = due.length - kept.length;
+  warn(first === null
+    ? `first scheduled run of ${sources} on this store: only the latest due window [${kept[0].start}, ${kept[0].end}) runs, not the ${cut} earlier one(s) of the default lookback; give --lookback to catch those up`
+    : `${cut} due window(s) before ${first}, where the schedule of ${sources} began on this store, are not run; give --lookback to catch those up`);
+  return kept;
 }
 
 /** The usage of `reckon schedule` (`--help`). */

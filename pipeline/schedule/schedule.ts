@@ -91,11 +91,14 @@ export async function completedRun(store: ObjectStore, w: Window, controls: read
 
 
 /**
- * True when the store holds no scheduled run of `sources`: the schedule's first call there. It
- * then runs only the latest due window unless a lookback was asked for (schedule-command.ts): the
- * extract at hand was delivered for the latest window, and earlier windows over it hold none of
- * their own records (RC05 would report the whole projection build as EXTRA in each).
+ * The start of the earliest window a `trigger` run of `sources` was published for on the store (any
+ * status), or null when there is none: the schedule's first call there. Windows before it are not
+ * the schedule's to catch up unless a lookback was asked for (schedule-command.ts): the extract at
+ * hand was delivered for the latest window, and earlier windows over it hold none of their own
+ * records (RC05 would report the whole projection build as EXTRA in each). A first window left
+ * NOT_READY still marks where the schedule began.
  */
-export async function firstScheduledRun(store: ObjectStore, sources: string): Promise<boolean> {
-  return !(await listManifests(store)).some((m) => SCHEDULED_TRIGGERS.includes(m.manifest.trigger) && sameLocation(m.manifest.sources.location, sources));
+export async function firstScheduledStart(store: ObjectStore, sources: string, trigger: string): Promise<string | null> {
+  const starts = (await listManifests(store)).filter((m) => m.manifest.trigger === trigger && sameLocation(m.manifest.sources.location, sources)).map((m) => m.manifest.window.start);
+  return starts.length ? starts.reduce((a, b) => (b < a ? b : a)) : null;
 }
