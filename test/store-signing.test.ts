@@ -228,11 +228,28 @@ describe('manifest verify refuses a consistent rewrite', () => {
     const before = walk(store).sort();
     const r = await run(store);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain(`the store ${store} is signed (its chain head manifests/${manifests(store)[1].split('/').pop()} is signed by the pipeline key) and this run has no pipeline key`);
-    expect(r.stderr).toContain('give the configuration the store\'s runs use (--config FILE with signing.pipeline_key, or RECKON_PIPELINE_KEY_FILE); nothing was published');
+    expect(r.stderr).toContain(`the store ${store} is signed (its chain head manifests/${manifests(store)[1].split('/').pop()} is a signed manifest) and this run has no pipeline key`);
+    expect(r.stderr).toContain('give the configuration the store\'s runs use (--config FILE naming signing.registry and signing.pipeline_key; RECKON_PIPELINE_KEY_FILE supplies the key only with such a configuration); nothing was published');
     expect(walk(store).sort()).toEqual(before);
     expect((await verify(store, '--config', config)).code).toBe(0);
     expect((await run(store, '--config', config)).code).toBe(1);
+  });
+
+  it('a signed head whose signature is missing is extended by no run, signed or not (exit 2), until the signature is back', async () => {
+    const store = copy(signed);
+    const head = manifests(store)[1];
+    const sig = readFileSync(`${head}.sig`);
+    rmSync(`${head}.sig`);
+    const before = walk(store).sort();
+    for (const extra of [[], ['--config', config]]) {
+      const r = await run(store, ...extra);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`the chain head manifests/${head.split('/').pop()} is a signed manifest but its signature ${head.split('/').pop()}.sig is missing: no manifest is published on top of it`);
+    }
+    expect(walk(store).sort()).toEqual(before);
+    writeFileSync(`${head}.sig`, sig);
+    expect((await run(store, '--config', config)).code).toBe(1);
+    expect((await verify(store, '--config', config)).code).toBe(0);
   });
 });
 

@@ -145,13 +145,20 @@ async function assertHeadVerifies(store: ObjectStore, head: { key: string | null
  * Throws ConfigError (exit 2) when a run without the pipeline's key would extend a signed chain:
  * an unsigned manifest after a signed one is what `manifest verify` reports as a manifest
  * rewritten without the key (a store never goes back to unsigned), and a manifest once
- * published stays. Checked before the leases (prepare) and again under the publish lock.
+ * published stays. The head is signed when its own bytes say so (`manifest_signing.mode`) or its
+ * `.json.sig` is there. Throws StoreError `unverifiable_head` (exit 2) for any run when the head
+ * says it is signed and its signature is missing: such a head does not verify, and is never
+ * extended. Checked before the leases (prepare) and again under the publish lock.
  */
 export async function assertSigningKept(store: ObjectStore, signed: boolean, head?: { key: string | null }): Promise<void> {
-  if (signed) return;
   const { key } = head ?? await chainHead(store);
-  if (!key || !(await store.get(signatureKey(key)))) return;
-  throw new ConfigError(`the store ${store.location} is signed (its chain head ${key} is signed by the pipeline key) and this run has no pipeline key, so it would publish an unsigned manifest on a signed chain, which never verifies again; give the configuration the store's runs use (--config FILE with signing.pipeline_key, or RECKON_PIPELINE_KEY_FILE); nothing was published`);
+  if (!key) return;
+  const [bytes, sig] = await Promise.all([store.get(key), store.get(signatureKey(key))]);
+  let says = false;
+  try { says = (JSON.parse(bytes?.toString('utf8') ?? '{}') as { manifest_signing?: { mode?: string } }).manifest_signing?.mode === 'signed'; } catch { says = false; }
+  if (says && !sig) throw new StoreError(`the chain head ${key} is a signed manifest but its signature ${signatureKey(key).split('/').pop()} is missing: no manifest is published on top of it (restore the signature; run 'reckon manifest verify')`, { path: signatureKey(key), reason: 'unverifiable_head' });
+  if (signed || !(says || sig)) return;
+  throw new ConfigError(`the store ${store.location} is signed (its chain head ${key} is a signed manifest) and this run has no pipeline key, so it would publish an unsigned manifest on a signed chain, which never verifies again; give the configuration the store's runs use (--config FILE naming signing.registry and signing.pipeline_key; RECKON_PIPELINE_KEY_FILE supplies the key only with such a configuration); nothing was published`);
 }
 
 /**
