@@ -235,6 +235,28 @@ describe('manifest verify refuses a consistent rewrite', () => {
     expect((await run(store, '--config', config)).code).toBe(1);
   });
 
+  it('a run signing under another registry whose key the head\'s registry does not name is refused (exit 2); one that lists both keys rotates', async () => {
+    const store = copy(signed);
+    const rogue = makeKey(tmp.dir, `rogue-${++n}`);
+    const forged = join(tmp.dir, `forged-${n}`);
+    writeFileSync(forged, `tom ${tom.line}\n${pipelineLine(rogue)}\n`);
+    const forgedConfig = join(tmp.dir, `forged-${n}.json`);
+    writeFileSync(forgedConfig, JSON.stringify({ signing: { registry: forged, pipeline_key: rogue.key } }));
+    const before = walk(store).sort();
+    const r = await run(store, '--config', forgedConfig);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`which does not name this run's pipeline key ${rogue.fingerprint}: a manifest signed with it would never verify; rotate the pipeline key with a registry version that lists both keys`);
+    expect(walk(store).sort()).toEqual(before);
+    // The rotation: a registry version naming both pipeline keys (signed with the old one), then one naming only the new key.
+    const both = join(tmp.dir, `both-${n}`);
+    writeFileSync(both, `tom ${tom.line}\n${pipelineLine(pipeline)}\n${pipelineLine(rogue)}\n`);
+    const bothConfig = join(tmp.dir, `both-${n}.json`);
+    writeFileSync(bothConfig, JSON.stringify({ signing: { registry: both, pipeline_key: pipeline.key } }));
+    expect((await run(store, '--config', bothConfig)).code).toBe(1);
+    expect((await run(store, '--config', forgedConfig)).code).toBe(1);
+    expect((await verify(store, '--signers', forged)).code).toBe(0);
+  });
+
   it('a signed head whose signature is missing is extended by no run, signed or not (exit 2), until the signature is back', async () => {
     const store = copy(signed);
     const head = manifests(store)[1];

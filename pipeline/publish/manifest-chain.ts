@@ -22,7 +22,8 @@ import { canonicalJson } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import { NO_FAULTS, type FaultPoints } from '../core/fault.js';
 import { ConcurrencyError, ConfigError, StoreError } from '../core/errors.js';
-import { MANIFEST_NAMESPACE, pipelineSign, type PipelineSigner } from '../signing/pipeline-signer.js';
+import { isPipelineKey, MANIFEST_NAMESPACE, pipelineSign, type PipelineSigner } from '../signing/pipeline-signer.js';
+import { archivedRegistry } from '../signing/registry.js';
 import { chainHead, findManifest, MANIFEST_KEY } from '../store/manifests.js';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
@@ -146,19 +147,30 @@ async function assertHeadVerifies(store: ObjectStore, head: { key: string | null
  * an unsigned manifest after a signed one is what `manifest verify` reports as a manifest
  * rewritten without the key (a store never goes back to unsigned), and a manifest once
  * published stays. The head is signed when its own bytes say so (`manifest_signing.mode`) or its
- * `.json.sig` is there. Throws StoreError `unverifiable_head` (exit 2) for any run when the head
- * says it is signed and its signature is missing: such a head does not verify, and is never
- * extended. Checked before the leases (prepare) and again under the publish lock.
+ * `.json.sig` is there. Also ConfigError when `signer` signs under another registry version than
+ * the head's and the head's registry does not name its key as the pipeline's (a rotation must list
+ * both keys first: verify-signatures.ts). Throws StoreError `unverifiable_head` (exit 2) for any
+ * run when the head says it is signed and its signature is missing: such a head does not verify,
+ * and is never extended. Checked before the leases (prepare) and again under the publish lock.
  */
-export async function assertSigningKept(store: ObjectStore, signed: boolean, head?: { key: string | null }): Promise<void> {
+export async function assertSigningKept(store: ObjectStore, signer: PipelineSigner | null | undefined, head?: { key: string | null }): Promise<void> {
   const { key } = head ?? await chainHead(store);
   if (!key) return;
   const [bytes, sig] = await Promise.all([store.get(key), store.get(signatureKey(key))]);
-  let says = false;
-  try { says = (JSON.parse(bytes?.toString('utf8') ?? '{}') as { manifest_signing?: { mode?: string } }).manifest_signing?.mode === 'signed'; } catch { says = false; }
+  let signing: { mode?: string; registry_sha256?: string | null } | undefined;
+  try { signing = (JSON.parse(bytes?.toString('utf8') ?? '{}') as { manifest_signing?: typeof signing }).manifest_signing; } catch { signing = undefined; }
+  const says = signing?.mode === 'signed';
   if (says && !sig) throw new StoreError(`the chain head ${key} is a signed manifest but its signature ${signatureKey(key).split('/').pop()} is missing: no manifest is published on top of it (restore the signature; run 'reckon manifest verify')`, { path: signatureKey(key), reason: 'unverifiable_head' });
-  if (signed || !(says || sig)) return;
-  throw new ConfigError(`the store ${store.location} is signed (its chain head ${key} is a signed manifest) and this run has no pipeline key, so it would publish an unsigned manifest on a signed chain, which never verifies again; give the configuration the store's runs use (--config FILE naming signing.registry and signing.pipeline_key; RECKON_PIPELINE_KEY_FILE supplies the key only with such a configuration); nothing was published`);
+  if (!signer) {
+    if (says || sig) throw new ConfigError(`the store ${store.location} is signed (its chain head ${key} is a signed manifest) and this run has no pipeline key, so it would publish an unsigned manifest on a signed chain, which never verifies again; give the configuration the store's runs use (--config FILE naming signing.registry and signing.pipeline_key; RECKON_PIPELINE_KEY_FILE supplies the key only with such a configuration); nothing was published`);
+    return;
+  }
+  // A new registry version must name this run's key as the pipeline's in the head's registry too (rotation), or the link never verifies.
+  const headRegistry = says ? signing?.registry_sha256 : null;
+  if (!headRegistry || headRegistry === signer.registry.sha256) return;
+  const before = await archivedRegistry(store, headRegistry);
+  const fingerprint = signer.key.publicKey.fingerprint;
+  if (before && !isPipelineKey(before, fingerprint)) throw new ConfigError(`the store's chain head ${key} is signed under registry ${headRegistry.slice(0, 12)}…, which does not name this run's pipeline key ${fingerprint}: a manifest signed with it would never verify; rotate the pipeline key with a registry version that lists both keys, or give the configuration the store's runs use; nothing was published`);
 }
 
 /**
@@ -180,7 +192,7 @@ export async function publishManifest(
     for (const r of await completeSidecars(store)) opts.onRepair?.(r);
     const head = await chainHead(store);
     await assertHeadVerifies(store, head);
-    await assertSigningKept(store, Boolean(opts.signer), head);
+    await assertSigningKept(store, opts.signer, head);
     const manifest = await build({ sequence: head.sequence + 1, previous_manifest_sha256: head.sha256 });
     // Belt and braces: the sequence must still be free (a lock holder that outlived its expiry
     // could otherwise fork the chain).

@@ -65,7 +65,7 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   const sources = await prepareSources(req.sources, datasetsRead(req.controls.selected), { window: req.window, env: req.env, s3: req.settings.s3, fault, interrupt });
   let leases: Awaited<ReturnType<typeof acquireLeases>>;
   try {
-    await assertSigningKept(store, Boolean(req.pipeline?.signer));
+    await assertSigningKept(store, req.pipeline?.signer);
     await recoverEarlierRuns(store, logger, (rolled) => sendRolledForwardAlerts(req, store, logger, rolled, runId));
     leases = await acquireLeases(store, req.controls.selected.map((c) => c.control_id), req.window, runId);
   } catch (e) {
