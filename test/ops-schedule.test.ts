@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reckonAsync, reckonHere, scratchDir } from './helpers/cli.js';
+import { ROOT, reckonAsync, reckonHere, scratchDir } from './helpers/cli.js';
 import { writeCleanDay } from './fixtures/days.js';
 
 const tmp = scratchDir('reckon-schedule-');
@@ -67,6 +67,25 @@ describe('schedule --plan nightly on a new store, with the default lookback', ()
     expect(later.json.windows.map((w: { start: string; action: string }) => [w.start.slice(0, 10), w.action])).toEqual([['2026-11-02', 'complete'], ['2026-11-03', 'ran'], ['2026-11-04', 'ran']]);
     expect(later.stderr).not.toContain('first scheduled run');
     expect(later.stderr).not.toContain('are not run');
+  });
+});
+
+describe('schedule on a signed store', () => {
+  it('signs each run\'s manifest as reckon run does; without the pipeline key it is refused up front, a dry run too', async () => {
+    const sources = join(tmp.dir, 'signed-sources');
+    const store = join(tmp.dir, 'signed-store');
+    await writeCleanDay(sources);
+    const config = join(ROOT, 'fixtures', 'demo', 'reckon.yaml');
+    const schedule = (...extra: string[]) => reckonHere(['schedule', '--plan', 'nightly', '--now', '2026-11-03T00:10:00Z', '--sources', sources, '--store', store, '--control', 'RC01,RC06', '--quiet', ...extra]);
+    const signed = await schedule('--config', config, '--json');
+    expect(signed.json.windows.map((w: { action: string }) => w.action)).toEqual(['ran']);
+    const verify = await reckonHere(['manifest', 'verify', '--store', store, '--config', config, '--json']);
+    expect([verify.code, verify.json.signed, verify.json.unsigned]).toEqual([0, 1, 0]);
+    for (const extra of [[], ['--dry-run']]) {
+      const refused = await schedule('--now', '2026-11-04T00:10:00Z', ...extra);
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toContain('is signed (its chain head');
+    }
   });
 });
 

@@ -107,11 +107,11 @@ async function runRequest(values: RunValues, { io, settings, clock }: CommandCon
   if (values.control !== undefined && controls.length === 0) throw new ConfigError('--control needs at least one control id, e.g. --control RC01,RC03');
   const definitions = await loadControls();
   const config = await loadConfig(values.config, definitions, { cwd: io.cwd });
-  const signers = await runRegistry(config);
+  const signing = await runSigning(config, settings);
   const alerts = alertRequest(values, config.config, io.env);
   const { logger, progress } = operatorOutput(io, { quiet: Boolean(values.quiet) });
   return {
-    window, controls: selectControls(definitions, controls), config, trigger, settings, signers, pipeline: await pipelineSigning(config, settings, signers),
+    window, controls: selectControls(definitions, controls), config, trigger, settings, ...signing,
     sources: localOrRemote(io, values.sources ?? 'sources'),
     store: localOrRemote(io, values.store ?? 'var/reckon'),
     reason: values.reason ?? null,
@@ -128,6 +128,17 @@ async function runRequest(values: RunValues, { io, settings, clock }: CommandCon
 async function runRegistry(config: LoadedConfig): Promise<SignerRegistry | null> {
   if (config.config.signing.unsigned || !config.config.signing.registry) return null;
   return configuredRegistry(config);
+}
+
+/**
+ * How a run of `config` signs: the signer registry of break transitions and the pipeline key of its
+ * manifest (none unsigned or without a registry). `reckon run` and `reckon schedule` both take it
+ * from here, so a scheduled run signs as a manual one does. ConfigError (exit 2) for a registry or
+ * key that cannot be read.
+ */
+export async function runSigning(config: LoadedConfig, settings: CommandContext['settings']): Promise<Pick<RunRequest, 'signers' | 'pipeline'>> {
+  const signers = await runRegistry(config);
+  return { signers, pipeline: await pipelineSigning(config, settings, signers) };
 }
 
 /** Most quarantine entries printed on stderr, one line each; the rest are counted, never dropped from the manifest or the output. */

@@ -23,7 +23,8 @@ import { parseTimestamp } from '../contract/values.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
 import type { CommandContext } from './command.js';
-import { alertRequest } from './run-command.js';
+import { alertRequest, runSigning } from './run-command.js';
+import { assertSigningKept } from '../publish/manifest-chain.js';
 
 export const SCHEDULE_USAGE = `reckon schedule --plan nightly|intraday [--now T] [--interval 15m] [--lag 5m] [--lookback 3d|1d]
                 [--sources DIR] [--store DIR] [--config FILE] [--control RC01,…] [--dry-run]
@@ -61,6 +62,9 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   const store = await openStore(storeLocation, settings.s3);
   const { logger, progress } = operatorOutput(io, { quiet: Boolean(values.quiet) });
   const alerts = alertRequest(values, config.config, io.env);
+  const signing = await runSigning(config, settings);
+  // Refused up front, a dry run included: every window's run would be (exit 2).
+  await assertSigningKept(store, signing.pipeline?.signer);
   const faults = faultPoints(settings.faultPause, (text) => io.stderr(text), interrupt);
   const trigger = plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday';
   const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode }[] = [];
@@ -73,7 +77,7 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
     if (signal) throw new InterruptedError(signal, `interrupted by ${signal}: ${report.filter((r) => r.action === 'ran').length} window(s) ran; nothing of [${w.start}, ${w.end}) or a later window was run; run the schedule again`);
     try {
       const r = await runWindow({
-        window: w, controls: selection, sources, store: storeLocation, config, trigger,
+        window: w, controls: selection, sources, store: storeLocation, config, trigger, ...signing,
         reason: null, rerunOf: null, settings, logger, progress, alerts, faults, interrupt, env: io.env,
       });
       report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code });
