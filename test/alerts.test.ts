@@ -94,6 +94,7 @@ describe('alerts to a PagerDuty receiver', () => {
     expect(receiver.requests).toHaveLength(2);
     expect(receiver.requests[1].body).toEqual({ routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key: ID });
     expect(third.json.alerts.deliveries).toEqual([expect.objectContaining({ event: 'resolved', break_id: ID, status: 'sent' })]);
+    expect([third.json.verified, third.json.corrected_still_observed, third.json.warnings]).toEqual([[{ break_id: ID, control_id: 'RC06', kind: 'NOTICE_UNDELIVERED', key: 'INT-2' }], [], []]);
 
     // `reckon runs` shows each run's alerts; nothing printed or stored holds a secret.
     const runs = await reckonIn(['runs', '--store', store]);

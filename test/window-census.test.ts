@@ -25,6 +25,7 @@ describe('a window holding none of the loaded records', () => {
     const r = await run('2025-11-02', 'typo');
     expect(r.stderr).toContain(NOTE_2025);
     expect(manifestNotes(join(tmp.dir, 'typo'))).toContain(NOTE_2025);
+    expect(r.json.warnings).toEqual([NOTE_2025]);
     expect(r.json.controls.map((c: { control_id: string; status: string }) => `${c.control_id} ${c.status}`))
       .toEqual(['RC01 CLEAN', 'RC02 CLEAN', 'RC03 CLEAN', 'RC04 CLEAN', 'RC05 BREAKS', 'RC06 CLEAN']);
     expect(r.json.controls[0].totals.accepted_count).toBe('0');

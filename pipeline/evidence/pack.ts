@@ -331,7 +331,8 @@ async function addInputs(m: StoredManifest, include: boolean, add: (p: string, s
     try { got = (await digests(src, ['sha256'])).hex.sha256; } catch (e) {
       integrity(`input ${o.path} of run ${m.run_id} cannot be read from ${location}: ${(e as Error).message}`);
     }
-    if (got !== o.sha256) integrity(`input ${o.path} of run ${m.run_id} changed since the run: SHA-256 ${got}, recorded ${o.sha256}`);
+    // The source folder is outside the store: `manifest verify` only notes this, so the remedy is named here.
+    if (got !== o.sha256) throw new EvidenceIntegrityError(`input ${o.path} of run ${m.run_id} in ${location} changed since the run: SHA-256 ${got}, recorded ${o.sha256}; the bag cannot carry the bytes the run read: restore the delivered file (or its bucket object version) at that path, or pack without --include-inputs (the manifest still lists each input's SHA-256). No bag was written.`);
     add(LAYOUT.inputFile(m.run_id, o.bag_path), src);
   }
 }
