@@ -83,7 +83,11 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
       report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code });
     } catch (e) {
       if (e instanceof InterruptedError) throw new InterruptedError(e.signal, `${e.message} (the schedule stopped in [${w.start}, ${w.end}) after ${report.filter((r) => r.action === 'ran').length} window(s) ran; no later window was run)`);
-      if (!(e instanceof ConcurrencyError)) throw e;
+      if (!(e instanceof ConcurrencyError)) {
+        // The windows already run are published: say so before the error (stderr) ends the schedule.
+        if (!values.json) for (const r of report) io.stdout(windowLine(r));
+        throw e;
+      }
       logger.warn(e.message);
       report.push({ start: w.start, end: w.end, action: 'locked', run_id: null, status: null, exit_code: exitCodeOf(e) });
     }
@@ -91,7 +95,7 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   const exit = highestExitCode(report.map((r) => r.exit_code));
   if (values.json) printJson(io, { plan, now: new Date(Number(nowUs / 1000n)).toISOString(), dry_run: Boolean(values['dry-run']), sources, windows: report, exit_code: exit });
   else {
-    for (const r of report) io.stdout(`${`[${r.start}, ${r.end})  ${r.action.padEnd(9)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n`);
+    for (const r of report) io.stdout(windowLine(r));
     if (report.length === 0) io.stdout('no window is due\n');
     const at = values.store ?? 'var/reckon';
     if (report.some((r) => r.action === 'ran' && r.exit_code !== 0)) io.stdout(`details: reckon runs --store ${at}; reckon breaks list --store ${at}; reckon report --run RUN_ID --store ${at} --out FILE\n`);
@@ -99,6 +103,9 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   }
   return exit;
 }
+
+/** One window of the schedule's report, as a line of its text output. */
+const windowLine = (r: { start: string; end: string; action: string; run_id: string | null; status: string | null }) => `${`[${r.start}, ${r.end})  ${r.action.padEnd(9)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n`;
 
 /**
  * The due windows the schedule runs: all of them with an explicit lookback; otherwise none before
