@@ -4,11 +4,11 @@
  * instead of exiting 2, serves the queue and break pages, draws no action form, says why and how
  * to act, and refuses a transition posted anyway (nothing written).
  */
-import { readdirSync } from 'node:fs';
+import { appendFileSync, cpSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reckonAsync, reckonIn, scratchDir } from './helpers/cli.js';
+import { ROOT, reckonAsync, reckonIn, scratchDir } from './helpers/cli.js';
 import { breakId } from '../pipeline/breaks/break-id.js';
 
 const WHY = 'break transitions are signed and no configuration was given (--config FILE), so it names no signer registry (signing.registry); '
@@ -18,6 +18,7 @@ const NOTICE = breakId('RC06', 'NOTICE_UNDELIVERED', 'INT-000288');
 
 let tmp: { dir: string; cleanup: () => void };
 let store: string;
+let sources: string;
 let proc: ChildProcess;
 let url: string;
 let firstLine: string;
@@ -40,7 +41,9 @@ function startConsole(): Promise<{ url: string; line: string }> {
 beforeAll(async () => {
   tmp = scratchDir('reckon-console-unsigned-');
   store = join(tmp.dir, 'store');
-  const run = await reckonIn(['run', '--date', '2026-11-02', '--sources', 'fixtures/sample-day/sources', '--store', store, '--json', '--quiet']);
+  sources = join(tmp.dir, 'sources');
+  cpSync(join(ROOT, 'fixtures', 'sample-day', 'sources'), sources, { recursive: true });
+  const run = await reckonIn(['run', '--date', '2026-11-02', '--sources', sources, '--store', store, '--json', '--quiet']);
   expect(run.code, run.stderr).toBe(1);
   ({ url, line: firstLine } = await startConsole());
 });
@@ -79,5 +82,18 @@ describe('reckon console on a store without a signer registry', () => {
     expect(await res.text()).toContain(WHY);
     expect(readdirSync(join(store, 'breaks', NOTICE, 'events'))).toEqual(before);
     expect(before).toEqual(['000001.json']);
+  });
+
+  it('notes an input changed since its run on the store check, and still verifies the store', async () => {
+    const file = readdirSync(join(sources, 'orders')).filter((f) => f.endsWith('.csv')).sort()[0];
+    appendFileSync(join(sources, 'orders', file), '\n');
+    const page = await fetch(`${url}/verify`);
+    const cookie = page.headers.get('set-cookie')!.split(';')[0];
+    const csrf = /name="csrf" value="([0-9a-f]+)"/.exec(await page.text())![1];
+    const res = await fetch(`${url}/verify`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf }).toString() });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text).toContain('The store verifies: 1 manifest(s), chain intact');
+    expect(text).toMatch(new RegExp(`<ul id="inputs-changed"><li><span class="mono">manifests/00000001-run-[^<]+\\.json</span>: input orders/${file} in ${sources} changed since the run: SHA-256 [0-9a-f]{64} ≠ recorded [0-9a-f]{64} \\(outside the store`));
   });
 });

@@ -277,7 +277,8 @@ function verifyPage(state: ConsoleState, csrf: string): string {
     const id = /^breaks\/(brk-[0-9a-f]{24})\//.exec(p.key)?.[1];
     return `<tr><td class="mono">${id ? `<a href="/breaks/${esc(id)}">${esc(p.key)}</a>` : esc(p.key)}</td><td>${esc(p.problem)}</td></tr>`;
   }).join('')}</tbody></table>` : '';
-  return `<h1>Store check</h1>${head}${list}<form method="post" action="/verify"><input type="hidden" name="csrf" value="${esc(csrf)}"><button type="submit">Verify again</button></form>`;
+  const changed = v.inputsChanged?.length ? `<h2>Inputs changed since their runs</h2><p>Outside the store, so no reason to refuse actions; but these runs' records can no longer be read back from the files (<code>reckon records</code> says so), nor packed with their inputs.</p><ul id="inputs-changed">${v.inputsChanged.map((p) => `<li><span class="mono">${esc(p.key)}</span>: ${esc(p.problem)}</li>`).join('')}</ul>` : '';
+  return `<h1>Store check</h1>${head}${list}${changed}<form method="post" action="/verify"><input type="hidden" name="csrf" value="${esc(csrf)}"><button type="submit">Verify again</button></form>`;
 }
 
 async function evidence(c: Context, state: ConsoleState, fail: (title: string, body: string, status: number) => Response | Promise<Response>): Promise<Response> {

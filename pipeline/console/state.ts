@@ -22,6 +22,8 @@ export interface StoreVerification {
   status: 'running' | 'ok' | 'failed';
   checked: number;
   problems: VerifyProblem[];
+  /** Inputs changed in their source folders since their runs: noted, never a reason to refuse actions. */
+  inputsChanged?: VerifyProblem[];
   notices: number;
   ms: number;
   at: Date | null;
@@ -98,8 +100,8 @@ function noRegistryReason(config: LoadedConfig): string {
 export async function verifyStore(state: ConsoleState): Promise<void> {
   const t0 = Date.now();
   state.verification = { ...state.verification, status: 'running' };
-  const { checked, problems, breaks } = await verifyManifests(state.store);
-  state.verification = { status: problems.length ? 'failed' : 'ok', checked, problems, notices: breaks.notices.length, ms: Date.now() - t0, at: new Date() };
+  const { checked, problems, breaks, inputsChanged } = await verifyManifests(state.store);
+  state.verification = { status: problems.length ? 'failed' : 'ok', checked, problems, inputsChanged, notices: breaks.notices.length, ms: Date.now() - t0, at: new Date() };
 }
 
 /**
