@@ -107,10 +107,22 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
       quarantine_count: inputs.loaded.quarantine.length, manifestDoc: published.manifest,
     };
   } catch (e) {
-    throw interruptedBy(ctx.interrupt) ? await interrupted(ctx, e) : failure(ctx, e);
+    if (interruptedBy(ctx.interrupt)) throw await interrupted(ctx, e);
+    await dropUnpublishedStaging(ctx);
+    throw failure(ctx, e);
   } finally {
     await releaseRun(ctx);
   }
+}
+
+/**
+ * A run that failed before publishing its manifest leaves nothing to roll forward: its staging is
+ * dropped now, instead of by the next run with a warning that reads like a crash. Kept when the
+ * manifest is there (the next run rolls it forward) or the store cannot say.
+ */
+async function dropUnpublishedStaging(ctx: RunContext): Promise<void> {
+  const manifest = await findManifest(ctx.store, ctx.runId).catch(() => 'unknown' as const);
+  if (manifest === undefined) await clearStaging(ctx.store, ctx.runId).catch(() => undefined);
 }
 
 /** Whether `e` is the run stopping for its interrupt: at a safe point, or DuckDB's statement interrupted (also as a load error's cause). */
