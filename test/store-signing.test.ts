@@ -269,6 +269,16 @@ describe('manifest verify refuses a consistent rewrite', () => {
       expect(r.stderr).toContain(`the chain head manifests/${head.split('/').pop()} is a signed manifest but its signature ${head.split('/').pop()}.sig is missing: no manifest is published on top of it`);
     }
     expect(walk(store).sort()).toEqual(before);
+    // A signature that is there but does not verify is no better.
+    const lines = sig.toString('utf8').split('\n');
+    const i = lines.findIndex((l) => l.startsWith('-----END')) - 2; // inside the signature blob, near its end
+    lines[i] = `${lines[i].slice(0, 10)}${lines[i][10] === 'A' ? 'B' : 'A'}${lines[i].slice(11)}`;
+    writeFileSync(`${head}.sig`, lines.join('\n'));
+    const withForged = walk(store).sort();
+    const forged = await run(store, '--config', config);
+    expect(forged.code, forged.stderr).toBe(2);
+    expect(forged.stderr).toContain(`the chain head manifests/${head.split('/').pop()}'s signature ${head.split('/').pop()}.sig does not verify as the pipeline's`);
+    expect(walk(store).sort()).toEqual(withForged);
     writeFileSync(`${head}.sig`, sig);
     expect((await run(store, '--config', config)).code).toBe(1);
     expect((await verify(store, '--config', config)).code).toBe(0);

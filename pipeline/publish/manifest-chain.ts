@@ -21,8 +21,8 @@
 import { canonicalJson } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import { NO_FAULTS, type FaultPoints } from '../core/fault.js';
-import { ConcurrencyError, ConfigError, StoreError } from '../core/errors.js';
-import { isPipelineKey, MANIFEST_NAMESPACE, pipelineSign, type PipelineSigner } from '../signing/pipeline-signer.js';
+import { ConcurrencyError, ConfigError, SignatureError, StoreError } from '../core/errors.js';
+import { isPipelineKey, MANIFEST_NAMESPACE, pipelineSign, verifyPipelineSignature, type PipelineSigner } from '../signing/pipeline-signer.js';
 import { archivedRegistry } from '../signing/registry.js';
 import { chainHead, findManifest, MANIFEST_KEY } from '../store/manifests.js';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
@@ -161,6 +161,7 @@ export async function assertSigningKept(store: ObjectStore, signer: PipelineSign
   try { signing = (JSON.parse(bytes?.toString('utf8') ?? '{}') as { manifest_signing?: typeof signing }).manifest_signing; } catch { signing = undefined; }
   const says = signing?.mode === 'signed';
   if (says && !sig) throw new StoreError(`the chain head ${key} is a signed manifest but its signature ${signatureKey(key).split('/').pop()} is missing: no manifest is published on top of it (restore the signature; run 'reckon manifest verify')`, { path: signatureKey(key), reason: 'unverifiable_head' });
+  if (says && sig && bytes) await assertHeadSignature(store, key, bytes, sig, signing as { registry_sha256?: string | null; key?: string | null });
   if (!signer) {
     if (says || sig) throw new ConfigError(`the store ${store.location} is signed (its chain head ${key} is a signed manifest) and this run has no pipeline key, so it would publish an unsigned manifest on a signed chain, which never verifies again; give the configuration the store's runs use (--config FILE naming signing.registry and signing.pipeline_key; RECKON_PIPELINE_KEY_FILE supplies the key only with such a configuration); nothing was published`);
     return;
@@ -171,6 +172,21 @@ export async function assertSigningKept(store: ObjectStore, signer: PipelineSign
   const before = await archivedRegistry(store, headRegistry);
   const fingerprint = signer.key.publicKey.fingerprint;
   if (before && !isPipelineKey(before, fingerprint)) throw new ConfigError(`the store's chain head ${key} is signed under registry ${headRegistry.slice(0, 12)}…, which does not name this run's pipeline key ${fingerprint}: a manifest signed with it would never verify; rotate the pipeline key with a registry version that lists both keys, or give the configuration the store's runs use; nothing was published`);
+}
+
+/**
+ * Throws StoreError `unverifiable_head` (exit 2) when the signed head's signature does not verify
+ * as the pipeline's under the registry version it names (kept under `signers/`): a forged or
+ * damaged signature is not extended. A registry the store does not keep is left to `manifest
+ * verify`, which names it.
+ */
+async function assertHeadSignature(store: ObjectStore, key: string, bytes: Buffer, sig: Buffer, signing: { registry_sha256?: string | null; key?: string | null }): Promise<void> {
+  const registry = signing.registry_sha256 ? await archivedRegistry(store, signing.registry_sha256).catch(() => undefined) : undefined;
+  if (!registry) return;
+  try { verifyPipelineSignature(bytes, sig.toString('utf8'), registry, MANIFEST_NAMESPACE, signing.key); } catch (e) {
+    if (!(e instanceof SignatureError)) throw e;
+    throw new StoreError(`the chain head ${key}'s signature ${signatureKey(key).split('/').pop()} does not verify as the pipeline's: ${e.message}; no manifest is published on top of it (run 'reckon manifest verify')`, { path: signatureKey(key), reason: 'unverifiable_head' });
+  }
 }
 
 /**
