@@ -42,6 +42,19 @@ describe('a window holding none of the loaded records', () => {
     ]);
   });
 
+  it('a rerun whose load is skipped for the results cache repeats the note its first run gave', async () => {
+    const env = { RECKON_CACHE_DIR: join(tmp.dir, 'cache') };
+    const args = ['run', '--date', '2025-11-02', '--control', 'RC06', '--sources', SOURCES, '--store', join(tmp.dir, 'cached'), '--json', '--quiet'];
+    const first = await reckonIn(args, { env });
+    const again = await reckonIn(args, { env });
+    const keys = readdirSync(join(tmp.dir, 'cached', 'manifests')).filter((f) => f.endsWith('.json')).sort();
+    const notes: string[] = JSON.parse(readFileSync(join(tmp.dir, 'cached', 'manifests', keys[1]), 'utf8')).notes;
+    expect(notes.some((n) => n.startsWith('results cache: the load was skipped'))).toBe(true);
+    expect([first.json.warnings, again.json.warnings]).toEqual([[expect.stringContaining('holds none of the 402 record(s)')], first.json.warnings]);
+    expect(again.stderr).toContain(first.json.warnings[0]);
+    expect(notes.filter((n) => n.startsWith('window:'))).toEqual(first.json.warnings);
+  });
+
   it('the sample day itself, and a window with one record in it: no note', async () => {
     const day = await run('2026-11-02', 'day');
     expect(day.stderr).not.toContain('holds none of the');

@@ -65,7 +65,9 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   const records = loaded.datasets.reduce((n, d) => n + d.records_read, 0);
   const how = reuse?.loaded ? ' (the load skipped: every input as the reused results\' run read it)' : '';
   ctx.logger.info(`loaded ${loaded.datasets.length} dataset(s): ${records} record(s) read, ${loaded.quarantine.length} quarantined, in ${((timings.load_ms ?? 0) / 1000).toFixed(1)} s${how}`, { phase: 'load', records_read: records, quarantined: loaded.quarantine.length });
-  const empty = reuse?.loaded ? null : await emptyWindowNote(conn, req.window, loaded.datasets);
+  // A load skipped for the results cache repeats the note its first run gave (its tables are not loaded here).
+  const empty = reuse?.loaded ? reuse.keptWindowNote : await emptyWindowNote(conn, req.window, loaded.datasets);
+  if (reuse && !reuse.loaded) reuse.windowNote = empty;
   if (empty) {
     ctx.logger.warn(empty, { phase: 'load' });
     notes.push(empty);

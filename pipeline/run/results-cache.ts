@@ -96,6 +96,8 @@ interface ResultsBody {
   readonly controls: readonly string[];
   /** Keyed by inputs: the key of their listing (listingKey), which `listingKept` looks for. */
   readonly listing?: string;
+  /** The first run's empty-window note (run/window-census.ts), which a run that skips the load repeats. */
+  readonly window_note?: string;
 }
 
 /** A dataset's load as the key takes it: what decides the loaded tables and the session variables. */
@@ -169,6 +171,8 @@ function keepableLoad(load: InputsKeyed, loaded: LoadResult, scratch: string): b
  */
 export class ResultsReuse implements EvaluationReuse {
   private readonly computed = new Map<string, ControlEvaluation>();
+  /** The empty-window note of this run's load, kept with its evaluation (phase-load.ts). */
+  windowNote: string | null = null;
 
   private constructor(
     private readonly ctx: RunContext,
@@ -259,7 +263,7 @@ export class ResultsReuse implements EvaluationReuse {
         files[LOAD_FILE] = join(out, LOAD_FILE);
         await writeFile(files[LOAD_FILE], keptLoadJson(loaded));
       }
-      const body: ResultsBody = { first_run: this.ctx.runId, first_started_at: this.ctx.startedAt.toISOString(), controls: ids, ...(this.use.listing ? { listing: this.use.listing } : {}) };
+      const body: ResultsBody = { first_run: this.ctx.runId, first_started_at: this.ctx.startedAt.toISOString(), controls: ids, ...(this.use.listing ? { listing: this.use.listing } : {}), ...(this.windowNote ? { window_note: this.windowNote } : {}) };
       await this.use.cache.keepEntry(this.use.key, this.use.parts, body, files);
     } catch { /* not kept: the next run evaluates again */ }
     await this.use.cache.evict();
@@ -271,6 +275,11 @@ export class ResultsReuse implements EvaluationReuse {
       ? { evaluated: 'reused', entry: this.use!.key, first_run: this.kept.body.first_run }
       : { evaluated: 'now', entry: this.use?.key ?? null, first_run: this.ctx.runId, ...(this.refused ? { refused: this.refused } : {}) });
     return Object.fromEntries(this.ctx.req.controls.selected.map((d) => [d.control_id, one()]));
+  }
+
+  /** On a hit that skipped the load: the empty-window note the first run gave, if any. */
+  get keptWindowNote(): string | null {
+    return this.kept?.loaded ? this.kept.body.window_note ?? null : null;
   }
 
   /** The manifest's notes about the results cache. */
