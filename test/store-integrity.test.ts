@@ -12,7 +12,7 @@
  *   runs as root; skipped otherwise).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, reckon, reckonAsync, ROOT, scratchDir, reckonHere } from './helpers/cli.js';
@@ -86,6 +86,33 @@ describe('a run killed between its manifest and the .sha256', () => {
     const verify = await reckonHere(['manifest', 'verify', '--store', store]);
     expect(verify.code).toBe(1);
     expect(verify.stdout + verify.stderr).toMatch(/its \.sha256 digest file is missing and nothing proves its bytes/);
+  });
+});
+
+describe('a published manifest deleted', () => {
+  it('of a run stopped after publishing: the next run keeps its staging, refuses (exit 2) and reuses no sequence', async () => {
+    const store = newStore();
+    await killAt(store, 'published');
+    const [key] = files(join(store, 'manifests')).filter((f) => f.endsWith('.json'));
+    rmSync(join(store, 'manifests', key));
+    const staged = files(join(store, '_staging'));
+    const r = await reckonHere(runArgs(store));
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`published manifests/${key} (its ${key.replace(/\.json$/, '.sha256')} is there), but the manifest is gone: it was deleted after publication; its staging is kept`);
+    expect(files(join(store, '_staging'))).toEqual(staged);
+    expect(files(join(store, 'manifests')).filter((f) => f.endsWith('.json'))).toEqual([]);
+  });
+
+  it('the head of a finished chain: no run takes its sequence (exit 2)', async () => {
+    const store = newStore();
+    expect((await reckonHere(runArgs(store))).code).toBe(0);
+    expect((await reckonHere(runArgs(store))).code).toBe(0);
+    const head = files(join(store, 'manifests')).filter((f) => f.endsWith('.json')).sort()[1];
+    rmSync(join(store, 'manifests', head));
+    const r = await reckonHere(runArgs(store));
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`manifests/${head.replace(/\.json$/, '.sha256')} is there but its manifest is not: manifest 2 was deleted after publication; no manifest takes its sequence`);
+    expect(files(join(store, 'manifests')).filter((f) => f.endsWith('.json'))).toHaveLength(1);
   });
 });
 

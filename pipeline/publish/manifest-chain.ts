@@ -81,7 +81,7 @@ export async function proveManifest(store: ObjectStore, key: string, sha256: str
  */
 export async function provenManifest(store: ObjectStore, runId: string): Promise<Awaited<ReturnType<typeof findManifest>>> {
   const key = (await store.list('manifests')).find((k) => MANIFEST_KEY.test(k) && k.endsWith(`-${runId}.json`));
-  if (!key) return undefined;
+  if (!key) return assertNotDeleted(store, runId);
   const [bytes, side] = await Promise.all([store.get(key), store.get(sidecarKey(key))]);
   const sha256 = bytes ? sha256Hex(bytes) : '(missing)';
   const recorded = side ? sidecarDigest(side) : undefined;
@@ -91,6 +91,20 @@ export async function provenManifest(store: ObjectStore, runId: string): Promise
     ? `but the manifest's bytes hash to ${sha256} and its .sha256 says ${recorded}: ${which}`
     : `which has no ${sidecarKey(key).split('/').pop()} and nothing proves its bytes (they hash to ${sha256})`;
   throw new StoreError(`run ${runId} stopped after publishing ${key}, ${why}, so it is not rolled forward (nothing promoted, no break object written, no alert sent); run 'reckon manifest verify'`, { path: key, reason: 'unverifiable_head' });
+}
+
+/**
+ * For a run with no manifest: throws StoreError `unverifiable_head` (exit 2) when the manifest its
+ * digest record names has its `.sha256` in the store, so it was published and deleted since (a run
+ * writes the `.sha256` only after its manifest); its staging is then kept and its sequence is not
+ * reused. Returns undefined otherwise (the run stopped before publishing).
+ */
+async function assertNotDeleted(store: ObjectStore, runId: string): Promise<undefined> {
+  let recorded: { key?: unknown } | undefined;
+  try { recorded = JSON.parse((await store.get(digestRecordKey(runId)))?.toString('utf8') ?? 'null') ?? undefined; } catch { recorded = undefined; }
+  const key = typeof recorded?.key === 'string' ? recorded.key : undefined;
+  if (key && await store.get(sidecarKey(key))) throw new StoreError(`run ${runId} published ${key} (its ${sidecarKey(key).split('/').pop()} is there), but the manifest is gone: it was deleted after publication; its staging is kept and nothing is published until it is restored (run 'reckon manifest verify')`, { path: key, reason: 'unverifiable_head' });
+  return undefined;
 }
 
 /** One manifest whose publication was completed (or could not be), for the run's log. */
@@ -214,7 +228,11 @@ export async function publishManifest(
     // could otherwise fork the chain).
     const seqPrefix = `manifests/${String(head.sequence + 1).padStart(8, '0')}-`;
     // Only manifests count: a signature left by a run killed before its manifest (fault point `signed`) does not take the sequence.
-    if ((await store.list('manifests')).some((k) => k.startsWith(seqPrefix) && k.endsWith('.json'))) throw new ConcurrencyError(`manifest sequence ${head.sequence + 1} was taken while this run held an expired publish lock`, 'lock');
+    const taken = (await store.list('manifests')).filter((k) => k.startsWith(seqPrefix));
+    if (taken.some((k) => k.endsWith('.json'))) throw new ConcurrencyError(`manifest sequence ${head.sequence + 1} was taken while this run held an expired publish lock`, 'lock');
+    // A .sha256 is written only after its manifest: one without it means the manifest was deleted.
+    const orphan = taken.find((k) => k.endsWith('.sha256'));
+    if (orphan) throw new StoreError(`${orphan} is there but its manifest is not: manifest ${head.sequence + 1} was deleted after publication; no manifest takes its sequence (restore it; run 'reckon manifest verify')`, { path: orphan, reason: 'unverifiable_head' });
     parseManifest(manifest);
     const bytes = canonicalJson(manifest);
     const sha256 = sha256Hex(bytes);
