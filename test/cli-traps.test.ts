@@ -56,7 +56,12 @@ describe('a store with one RC06 break', () => {
     expect([kind.code, kind.stderr]).toEqual([2, 'reckon: ConfigError: --kind NOPE is not a difference kind of RC06; kinds: NOTICE_UNDELIVERED, NOTICE_RECEIPT_UNKNOWN_INTENT, NOTICE_DUPLICATE_RECEIPT\n']);
     const ok = await reckonIn(['breaks', 'list', '--kind', 'notice_undelivered', '--owner', 'notification-owner', '--store', store, '--json']);
     expect(ok.json.map((b: { key: string }) => b.key)).toEqual(['INT-2']);
-    expect((await reckonIn(['breaks', 'list', '--owner', 'ledger-operations', '--store', store, '--json'])).json).toEqual([]);
+    const team = await reckonIn(['breaks', 'list', '--owner', 'ledger-operations', '--store', store, '--json']);
+    expect([team.json, team.stderr]).toEqual([[], '']);
+    // A name no team and no break owner has: listed empty, as filters do, and said on stderr.
+    const typo = await reckonIn(['breaks', 'list', '--owner', 'notifcation-owner', '--store', store, '--json']);
+    expect(typo.json).toEqual([]);
+    expect(typo.stderr).toMatch(/^reckon: --owner notifcation-owner names no team of the configuration and no owner of a break here \(teams: [^)]*notification-owner[^)]*\)\n$/);
   });
 
   it('report and evidence pack take --run latest; evidence pack defaults --store to ./var/reckon like the others', async () => {

@@ -25,7 +25,7 @@ import { BREAK_STATES, isBreakState, type BreakState } from '../breaks/states.js
 import { findEvidenceRun, proposalStatus, type TransitionRequest } from '../breaks/transitions.js';
 import type { KeySource } from '../signing/signing-key.js';
 import { humanDuration, humanSeconds, secondsTextToMicros } from '../core/duration.js';
-import { ownerLine } from '../config/ownership.js';
+import { ownerLine, ownershipOf } from '../config/ownership.js';
 import { shellWord } from '../core/shell.js';
 import { listedRecords, type ListedRecords } from '../inspect/difference-records.js';
 import { parse } from './args.js';
@@ -144,8 +144,10 @@ async function list(argv: string[], io: CliIo): Promise<number> {
     else io.stdout(pendingText(rows));
     return 0;
   }
-  const summaries = records.map((r) => summarizeBreak(r, ctx)).filter((s) => ownedBy(owners, s))
+  const all = records.map((r) => summarizeBreak(r, ctx));
+  const summaries = all.filter((s) => ownedBy(owners, s))
     .sort((a, b) => cmp(a.control_id, b.control_id) || cmp(a.kind, b.kind) || cmp(a.key, b.key));
+  for (const o of unknownOwners(owners, all, ctx)) io.stderr(`reckon: --owner ${o} names no team of the configuration and no owner of a break here (teams: ${knownTeams(ctx).join(', ')})\n`);
   // A run stopped after its manifest has breaks not written yet: said first, never "no breaks".
   const pending = (await pendingRollForwards(ctx.store)).map((p) => `${rollForwardText(p, values.store ?? 'var/reckon')}\n`);
   if (values.json) {
@@ -153,6 +155,18 @@ async function list(argv: string[], io: CliIo): Promise<number> {
     for (const line of pending) io.stderr(`reckon: ${line}`);
   } else io.stdout(`${pending.join('')}${pending.length && !summaries.length ? '' : listText(summaries)}`);
   return 0;
+}
+
+/** The teams the configuration routes breaks to (every control and difference kind). */
+function knownTeams(ctx: Context): string[] {
+  return [...new Set(ctx.controls.flatMap((d) => [ownershipOf(ctx.config, d).owner, ...d.difference_kinds.map((k) => ownershipOf(ctx.config, d, k).owner)]))].sort();
+}
+
+/** The `--owner` names that match no team and no owner of any break: most likely a typo, said on stderr (the list itself stays empty, as filters do). */
+function unknownOwners(owners: readonly string[] | undefined, all: readonly BreakSummary[], ctx: Context): string[] {
+  if (!owners?.length) return [];
+  const known = new Set([...knownTeams(ctx), ...all.map((s) => s.owner ?? '')].map((n) => n.toLowerCase()));
+  return owners.filter((o) => !known.has(o.toLowerCase()));
 }
 
 /** A proposal as `show` and `list --pending` print it. */
