@@ -79,6 +79,8 @@ describe('alerts to a PagerDuty receiver', () => {
     expect(trigger.body.payload.custom_details.runbook).toMatchObject({ id: 'RBK06', first_step: 'Do not repeat effect; open circuit for optional requests; preserve intent and block conflict' });
     expect(first.json.alerts).toMatchObject({ mode: 'send', record: `alerts/${first.json.run_id}.json`, counts: { sent: 1, failed: 0, unrouted: 0 } });
     expect(first.json.alerts.deliveries[0]).toMatchObject({ event: 'opened', break_id: ID, route: 'pd', format: 'pagerduty', target: `${receiver.url}/…`, status: 'sent' });
+    // The commands it suggests carry the configuration it read (the signer registry a signed store needs).
+    expect(first.json.next).toEqual([`reckon breaks show ${ID} --store ${store} --config ${config}`]);
 
     const second = await run();
     expect([second.code, second.json.controls[0].differences[0].disposition, second.json.controls[0].differences[0].sla_breached]).toEqual([1, 'REOBSERVED', false]);

@@ -72,7 +72,12 @@ export interface NextStepsInput {
   /** The store and sources as given to the run (paths or s3:// URLs), for commands to paste. */
   readonly store: string;
   readonly sources: string;
+  /** The configuration file the run read, if any: repeated in the commands (owners, SLAs, the signer registry a signed store needs). */
+  readonly configFile?: string | null;
 }
+
+/** `--store S` and, when the run read one, `--config F`: where every suggested command looks. */
+const whereArgs = (input: NextStepsInput): string[] => ['--store', input.store, ...(input.configFile ? ['--config', input.configFile] : [])];
 
 const KEYS: Readonly<Record<Disposition, keyof Omit<DispositionCounts, 'past_sla'>>> = {
   OPENED: 'new', REOBSERVED: 'reobserved', REOPENED: 'reopened', TIMING: 'timing', PROVISIONAL: 'provisional',
@@ -113,7 +118,7 @@ export function nextSteps(input: NextStepsInput): NextSteps {
   }
   const ownerSteps: OwnerNextStep[] = [...owners.entries()].map(([owner, e]) => ({
     owner, owner_name: e.first.owner_name, contact: e.first.contact, route: e.first.route, controls: [...e.controls], counts: e.tally.counts,
-    oldest_age_s: e.tally.oldestText, runbooks: [...e.runbooks.values()], next: reckonCommand(['breaks', 'list', '--owner', owner, '--store', input.store]),
+    oldest_age_s: e.tally.oldestText, runbooks: [...e.runbooks.values()], next: reckonCommand(['breaks', 'list', '--owner', owner, ...whereArgs(input)]),
   })).sort((a, b) => b.counts.past_sla - a.counts.past_sla || (a.owner < b.owner ? -1 : 1));
   return { controls, owners: ownerSteps, next: firstCommands(input, ages) };
 }
@@ -125,9 +130,9 @@ function controlNext(input: NextStepsInput, r: ControlResult): string | null {
 
 /** The command a status calls for, for the controls `ids` in it (one command for them all). */
 function statusNext(input: NextStepsInput, status: Exclude<ControlResult['status'], 'CLEAN'>, ids: readonly string[]): string {
-  const rerun = ['run', '--window', `${input.window.start}/${input.window.end}`, '--control', ids.join(','), '--sources', input.sources, '--store', input.store];
+  const rerun = ['run', '--window', `${input.window.start}/${input.window.end}`, '--control', ids.join(','), '--sources', input.sources, ...whereArgs(input)];
   switch (status) {
-    case 'BREAKS': return reckonCommand(['breaks', 'list', '--control', ids.join(','), '--store', input.store]);
+    case 'BREAKS': return reckonCommand(['breaks', 'list', '--control', ids.join(','), ...whereArgs(input)]);
     case 'NOT_READY': return `once the watermarks reach ${input.window.end}: ${reckonCommand(rerun)} (a schedule runs it again by itself)`;
     case 'INCOMPLETE': return `correct the quarantined input, then: ${reckonCommand([...rerun, '--trigger', 'incident', '--rerun-of', input.run_id, '--reason', 'corrected input'])}`;
   }
@@ -145,7 +150,7 @@ function firstCommands(input: NextStepsInput, ages: ReadonlyMap<string, BreakAge
   const oldest = (xs: typeof open) => [...xs].sort((a, b) => ((b.age ?? -1n) > (a.age ?? -1n) ? 1 : (b.age ?? -1n) < (a.age ?? -1n) ? -1 : 0))[0];
   const pick = oldest(open.filter((x) => x.past && fresh(x))) ?? oldest(open.filter((x) => x.past)) ?? open.find(fresh);
   const out: string[] = [];
-  if (pick) out.push(reckonCommand(['breaks', 'show', pick.d.break_id!, '--store', input.store]));
+  if (pick) out.push(reckonCommand(['breaks', 'show', pick.d.break_id!, ...whereArgs(input)]));
   // One rerun for every control in the same state: one manifest and one alert batch, not one per control.
   for (const status of ['NOT_READY', 'INCOMPLETE'] as const) {
     const ids = input.results.filter((r) => r.status === status).map((r) => r.control_id);

@@ -71,7 +71,7 @@ function printRun(ctx: CommandContext, values: RunValues, req: RunRequest, resul
 export function runNextSteps(r: RunResult, req: Pick<RunRequest, 'config' | 'controls' | 'store'>): NextSteps {
   return nextSteps({
     run_id: r.run_id, window: r.window, results: r.controls, breaks: r.breaks, config: req.config.config, controls: req.controls.all,
-    store: req.store, sources: r.sources,
+    store: req.store, sources: r.sources, configFile: req.config.path ?? null,
   });
 }
 

@@ -23,7 +23,7 @@ import { parseTimestamp } from '../contract/values.js';
 import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
 import type { CommandContext } from './command.js';
-import { alertRequest, runSigning } from './run-command.js';
+import { alertRequest, runNextSteps, runSigning } from './run-command.js';
 import { assertSigningKept } from '../publish/manifest-chain.js';
 
 export const SCHEDULE_USAGE = `reckon schedule --plan nightly|intraday [--now T] [--interval 15m] [--lag 5m] [--lookback 3d|1d]
@@ -67,7 +67,7 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   await assertSigningKept(store, signing.pipeline?.signer);
   const faults = faultPoints(settings.faultPause, (text) => io.stderr(text), interrupt);
   const trigger = plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday';
-  const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode }[] = [];
+  const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode; next?: readonly string[] }[] = [];
   const due = await scheduleWindows(store, sources, trigger, dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs }), values.lookback !== undefined, (text) => logger.warn(text));
   for (const w of due) {
     const done = await completedRun(store, w, controls, { config: config.sha256, sources });
@@ -80,7 +80,7 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
         window: w, controls: selection, sources, store: storeLocation, config, trigger, ...signing,
         reason: null, rerunOf: null, settings, logger, progress, alerts, faults, interrupt, env: io.env,
       });
-      report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code });
+      report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code, next: runNextSteps(r, { config, controls: selection, store: storeLocation }).next });
     } catch (e) {
       if (e instanceof InterruptedError) throw new InterruptedError(e.signal, `${e.message} (the schedule stopped in [${w.start}, ${w.end}) after ${report.filter((r) => r.action === 'ran').length} window(s) ran; no later window was run)`);
       if (!(e instanceof ConcurrencyError)) {
@@ -104,8 +104,9 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   return exit;
 }
 
-/** One window of the schedule's report, as a line of its text output. */
-const windowLine = (r: { start: string; end: string; action: string; run_id: string | null; status: string | null }) => `${`[${r.start}, ${r.end})  ${r.action.padEnd(9)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n`;
+/** One window of the schedule's report as its text output: a line, then the run's first commands (what a non-clean run asks for). */
+const windowLine = (r: { start: string; end: string; action: string; run_id: string | null; status: string | null; next?: readonly string[] }) =>
+  `${`[${r.start}, ${r.end})  ${r.action.padEnd(9)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n${(r.next ?? []).map((n) => `    next: ${n}\n`).join('')}`;
 
 /**
  * The due windows the schedule runs: all of them with an explicit lookback; otherwise none before

@@ -39,16 +39,17 @@ async function verifyInputs(key: string, doc: ManifestV1): Promise<VerifyProblem
 
 /**
  * The finding for a manifest without its `.sha256`: whether its bytes are still proven (a run
- * stopped between the two writes; the next run completes it) or not (manifest-chain.ts).
+ * stopped between the two writes; the next run completes it: a notice, not a broken link) or not
+ * (a problem; manifest-chain.ts).
  */
-async function missingSidecar(store: ObjectStore, keys: readonly string[], key: string, sha: string): Promise<string> {
+async function missingSidecar(store: ObjectStore, keys: readonly string[], key: string, sha: string): Promise<{ proven: boolean; text: string }> {
   const next = keys[keys.indexOf(key) + 1];
   let nextPrevious: string | null | undefined;
   try { nextPrevious = next ? (JSON.parse((await store.get(next))!.toString('utf8')) as ManifestV1).chain?.previous_manifest_sha256 : undefined; } catch { nextPrevious = undefined; }
   const proof = await proveManifest(store, key, sha, nextPrevious);
   return proof.proven
-    ? `its .sha256 digest file is missing: its run stopped between the manifest and its digest; the bytes (SHA-256 ${sha}) are proven by ${proof.by}, and the next 'reckon run' on this store writes it`
-    : `its .sha256 digest file is missing and nothing proves its bytes: ${proof.why}`;
+    ? { proven: true, text: `its .sha256 digest file is missing: its run stopped between the manifest and its digest; the bytes (SHA-256 ${sha}) are proven by ${proof.by}, and the next 'reckon run' on this store writes it` }
+    : { proven: false, text: `its .sha256 digest file is missing and nothing proves its bytes: ${proof.why}` };
 }
 
 /** One finding of `manifest verify`. */
@@ -69,6 +70,7 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
   const keys = all.filter((k) => /^manifests\/[^/]+\.json$/.test(k)).sort();
   const problems: VerifyProblem[] = [];
   const inputsChanged: VerifyProblem[] = [];
+  const sidecarNotices: VerifyProblem[] = [];
   const walk = new SignatureWalk(store, opts.trusted ?? null, problems);
   const refs: ManifestRef[] = [];
   let previous: string | null = null;
@@ -84,7 +86,10 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
     const seq = Number(m[1]);
     if (seq !== expectedSeq) problems.push({ key, problem: `sequence ${seq} where ${expectedSeq} was expected: a manifest is missing or out of order` });
     const side = await store.get(key.replace(/\.json$/, '.sha256'));
-    if (!side) problems.push({ key, problem: await missingSidecar(store, keys, key, sha) });
+    if (!side) {
+      const missing = await missingSidecar(store, keys, key, sha);
+      (missing.proven ? sidecarNotices : problems).push({ key, problem: missing.text });
+    }
     else if (side.toString('utf8').split(/\s+/)[0] !== sha) problems.push({ key, problem: `SHA-256 ${sha} differs from the published digest ${side.toString('utf8').split(/\s+/)[0]}: the manifest was edited` });
     let doc: ManifestV1 | undefined;
     try {
@@ -106,7 +111,7 @@ export async function verifyManifests(store: ObjectStore, runId?: string, opts: 
   }
   walk.finish();
   if (!runId) problems.push(...(await checkOutputListing(store, refs)), ...strayManifestObjects(all));
-  const notices = [...walk.notices, ...strayManifestSignatures(all)];
+  const notices = [...sidecarNotices, ...walk.notices, ...strayManifestSignatures(all)];
   // A staged plan that fails its checks is a problem of its own; the log is then checked without it.
   const planProblems: VerifyProblem[] = [];
   const readPlan = (run: string, sha256: string) => stagedPlan(store, run, sha256).catch((e: unknown) => {

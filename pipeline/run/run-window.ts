@@ -118,11 +118,14 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
 /**
  * A run that failed before publishing its manifest leaves nothing to roll forward: its staging is
  * dropped now, instead of by the next run with a warning that reads like a crash. Kept when the
- * manifest is there (the next run rolls it forward) or the store cannot say.
+ * manifest is there (the next run rolls it forward: said, since the error will not) or the store
+ * cannot say.
  */
 async function dropUnpublishedStaging(ctx: RunContext): Promise<void> {
   const manifest = await findManifest(ctx.store, ctx.runId).catch(() => 'unknown' as const);
   if (manifest === undefined) await clearStaging(ctx.store, ctx.runId).catch(() => undefined);
+  // Failed after its commit point: the error alone would read as "nothing published".
+  else if (manifest !== 'unknown') ctx.logger.warn(`run ${ctx.runId} published its manifest ${manifest.key} before it failed: its outputs and break objects are not all written yet, and the next run on this store rolls them forward (run again once the cause below is fixed)`);
 }
 
 /** Whether `e` is the run stopping for its interrupt: at a safe point, or DuckDB's statement interrupted (also as a load error's cause). */
