@@ -129,6 +129,9 @@ describe('alerts to a PagerDuty receiver', () => {
   });
   it('a run stopped after its manifest: the run rolling it forward sends its trigger, recorded as the stopped run\'s', async () => {
     const { store, args, before, stoppedId } = await stoppedRun('c');
+    const unfinished = await reckonIn(['runs', '--store', store]);
+    expect(unfinished.stdout.split('\n')[1]).toBe('        publication unfinished: its outputs and break objects are not all written yet; the next run on this store writes them (reckon run again)');
+    expect((await reckonIn(['runs', '--store', store, '--json'])).json.map((r: { publication_unfinished: boolean }) => r.publication_unfinished)).toEqual([true]);
     const next = await reckonIn(args, { env: ENV });
     expect([next.code, next.json.controls[0].differences[0].disposition]).toEqual([1, 'REOBSERVED']);
     expect(next.stderr).toContain(`alerts of run ${stoppedId}, rolled forward by this run (it stopped before its alerts): 1 sent, 0 unrouted, 0 failed`);

@@ -94,6 +94,7 @@ describe('reckon console on a store without a signer registry', () => {
     const text = await res.text();
     expect(res.status).toBe(200);
     expect(text).toContain('The store verifies: 1 manifest(s), chain intact');
+    expect(text).toContain('1 manifest(s) are NOT signed: a consistent rewrite of those cannot be detected.');
     expect(text).toMatch(new RegExp(`<ul id="inputs-changed"><li><span class="mono">manifests/00000001-run-[^<]+\\.json</span>: input orders/${file} in ${sources} changed since the run: SHA-256 [0-9a-f]{64} ≠ recorded [0-9a-f]{64} \\(outside the store`));
   });
 });

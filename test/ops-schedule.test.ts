@@ -106,7 +106,7 @@ describe('schedule stopped by a signal', () => {
     await paused;
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    expect(stderr.trimEnd().split('\n').pop()).toBe('reckon: interrupted by SIGINT: nothing published; the leases are released; run again (the schedule stopped in [2026-10-31T00:00:00Z, 2026-11-01T00:00:00Z) after 0 window(s) ran; no later window was run)');
+    expect(stderr.trimEnd().split('\n').pop()).toBe('reckon: interrupted by SIGINT: nothing published; the leases are released; run again (the schedule stopped in [2026-10-31T00:00:00Z, 2026-11-01T00:00:00Z) after 0 earlier window(s) ran; no later window was run)');
     expect(existsSync(join(store, 'manifests')) ? readdirSync(join(store, 'manifests')) : []).toEqual([]);
     const leases = readdirSync(join(store, 'leases'), { recursive: true }).map(String).filter((f) => /\.(json|released)$/.test(f)).sort();
     expect(leases).toEqual(['rc01', 'rc06'].flatMap((c) => [`${c}/20261031t000000z-20261101t000000z/0000000001.json`, `${c}/20261031t000000z-20261101t000000z/0000000001.released`]));

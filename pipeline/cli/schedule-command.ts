@@ -82,7 +82,7 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
       });
       report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code, next: runNextSteps(r, { config, controls: selection, store: storeLocation }).next });
     } catch (e) {
-      if (e instanceof InterruptedError) throw new InterruptedError(e.signal, `${e.message} (the schedule stopped in [${w.start}, ${w.end}) after ${report.filter((r) => r.action === 'ran').length} window(s) ran; no later window was run)`);
+      if (e instanceof InterruptedError) throw new InterruptedError(e.signal, `${e.message} (the schedule stopped in [${w.start}, ${w.end}) after ${report.filter((r) => r.action === 'ran').length} earlier window(s) ran; no later window was run)`);
       if (!(e instanceof ConcurrencyError)) {
         // The windows already run are published: say so before the error (stderr) ends the schedule.
         if (!values.json) for (const r of report) io.stdout(windowLine(r));

@@ -271,7 +271,7 @@ export function outcomeText(o: Outcome): string {
 function verifyPage(state: ConsoleState, csrf: string): string {
   const v = state.verification;
   const head = v.status === 'running' ? '<p class="banner warn" role="status">Verifying the store…</p>'
-    : v.status === 'ok' ? `<p class="banner ok" role="status" id="verify-status">The store verifies: ${v.checked} manifest(s), chain intact, every break log's chain, signatures and bindings hold (${v.ms} ms${v.notices ? `, ${v.notices} notice(s)` : ''}).</p>`
+    : v.status === 'ok' ? `<p class="banner ok" role="status" id="verify-status">The store verifies: ${v.checked} manifest(s), chain intact, every break log's chain, signatures and bindings hold (${v.ms} ms${v.notices ? `, ${v.notices} notice(s)` : ''}).${v.unsigned ? ` ${v.unsigned} manifest(s) are NOT signed${v.signed ? ` (${v.signed} signed)` : ''}: a consistent rewrite of those cannot be detected.` : ''}</p>`
       : `<div class="banner bad" role="alert" id="verify-status"><strong>This store fails verification</strong> (${v.problems.length} problem(s), first broken link first). What it records no longer matches what is stored: find out who changed what before anyone acts on these breaks. Actions are refused.</div>`;
   const list = v.problems.length ? `<table><thead><tr><th scope="col">Object</th><th scope="col">Problem</th></tr></thead><tbody>${v.problems.map((p) => {
     const id = /^breaks\/(brk-[0-9a-f]{24})\//.exec(p.key)?.[1];

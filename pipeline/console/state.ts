@@ -24,6 +24,9 @@ export interface StoreVerification {
   problems: VerifyProblem[];
   /** Inputs changed in their source folders since their runs: noted, never a reason to refuse actions. */
   inputsChanged?: VerifyProblem[];
+  /** Manifests signed by the pipeline and not signed (an unsigned one's consistent rewrite cannot be detected). */
+  signed?: number;
+  unsigned?: number;
   notices: number;
   ms: number;
   at: Date | null;
@@ -100,8 +103,8 @@ function noRegistryReason(config: LoadedConfig): string {
 export async function verifyStore(state: ConsoleState): Promise<void> {
   const t0 = Date.now();
   state.verification = { ...state.verification, status: 'running' };
-  const { checked, problems, breaks, inputsChanged } = await verifyManifests(state.store);
-  state.verification = { status: problems.length ? 'failed' : 'ok', checked, problems, inputsChanged, notices: breaks.notices.length, ms: Date.now() - t0, at: new Date() };
+  const { checked, problems, breaks, inputsChanged, signed, unsigned } = await verifyManifests(state.store);
+  state.verification = { status: problems.length ? 'failed' : 'ok', checked, problems, inputsChanged, signed, unsigned, notices: breaks.notices.length, ms: Date.now() - t0, at: new Date() };
 }
 
 /**

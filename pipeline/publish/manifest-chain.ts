@@ -177,7 +177,7 @@ export async function assertSigningKept(store: ObjectStore, signer: PipelineSign
   if (says && !sig) throw new StoreError(`the chain head ${key} is a signed manifest but its signature ${signatureKey(key).split('/').pop()} is missing: no manifest is published on top of it (restore the signature; run 'reckon manifest verify')`, { path: signatureKey(key), reason: 'unverifiable_head' });
   if (says && sig && bytes) await assertHeadSignature(store, key, bytes, sig, signing as { registry_sha256?: string | null; key?: string | null });
   if (!signer) {
-    if (says || sig) throw new ConfigError(`the store ${store.location} is signed (its chain head ${key} is a signed manifest) and this run has no pipeline key, so it would publish an unsigned manifest on a signed chain, which never verifies again; give the configuration the store's runs use (--config FILE naming signing.registry and signing.pipeline_key; RECKON_PIPELINE_KEY_FILE supplies the key only with such a configuration); nothing was published`);
+    if (says || sig) throw new ConfigError(`the store ${store.location} is signed (its chain head ${key} is a signed manifest) and no pipeline key was given, so a run would publish an unsigned manifest on a signed chain, which never verifies again; give the configuration the store's runs use (--config FILE naming signing.registry and signing.pipeline_key; RECKON_PIPELINE_KEY_FILE supplies the key only with such a configuration); nothing was published`);
     return;
   }
   // A new registry version must name this run's key as the pipeline's in the head's registry too (rotation), or the link never verifies.
