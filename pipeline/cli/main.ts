@@ -36,7 +36,7 @@ const USAGE = `usage: reckon <command> [options]
                   [--trigger manual|scheduled-nightly|scheduled-intraday|incident]
                   [--reason TEXT] [--rerun-of RUN_ID] [--no-alerts | --alerts-dry-run] [--json] [--quiet]
   reckon runs     [--store DIR] [--window START/END] [--json]      (published runs, oldest first, with alerts)
-  reckon manifest verify [--store DIR] [--run RUN_ID] [--json]
+  reckon manifest verify [--store DIR] [--run RUN_ID] [--signers FILE | --config FILE] [--json]
   reckon breaks   list|show|advance …          (reckon breaks list --help, …)
   reckon records  (--break B | --run R|latest --kind K --key KEY) [--store DIR] [--json]
                                                (the records behind a difference, with their source rows)

@@ -1,4 +1,4 @@
-/** `reckon manifest verify [--store S] [--run RUN_ID] [--json]`: exit 0 when the chain holds, 1 naming the first broken link. */
+/** `reckon manifest verify [--store S] [--run RUN_ID] [--signers FILE | --config FILE] [--json]`: exit 0 when the chain holds, 1 naming the first broken link. */
 import { ConfigError } from '../core/errors.js';
 import { ExitCode } from '../core/outcome.js';
 import { existsSync } from 'node:fs';
