@@ -160,7 +160,7 @@ describe('an interrupted run after its manifest', () => {
     expect(scratchFolders(run.tmpdir)).toEqual([]);
     expect(staging(run.store)).toEqual([runId]);
 
-    const pending = `pending roll-forward: run ${runId} published manifests/${key} but its outputs and break objects are not all written yet; the next run on this store writes them first: run again (reckon run --window ${WINDOW} --sources ${SOURCES} --store ${run.store})`;
+    const pending = `pending roll-forward: run ${runId} published manifests/${key} but its outputs and break objects are not all written yet; the next run on this store writes them first: run again (reckon run --window ${WINDOW} --sources ${SOURCES} --store ${run.store}, adding the --config its runs use, if any)`;
     const verify = await reckonHere(['manifest', 'verify', '--store', run.store]);
     expect(verify.stdout.split('\n')[0]).toBe(pending);
     expect(verify.stdout.split('\n')[1]).toMatch(/^ok: 1 manifest\(s\) verified .*chain intact/);

@@ -91,6 +91,24 @@ describe('schedule on a signed store', () => {
   });
 });
 
+describe('schedule over a run killed after its manifest', () => {
+  it('does not count that window complete: the next call runs it again, which rolls the killed run forward first', async () => {
+    const sources = join(tmp.dir, 'killed-sources');
+    const store = join(tmp.dir, 'killed-store');
+    await writeCleanDay(sources);
+    const args = ['schedule', '--plan', 'nightly', '--now', '2026-11-03T00:10:00Z', '--sources', sources, '--store', store, '--control', 'RC01,RC06', '--quiet'];
+    const child = reckonAsync(args, { env: { RECKON_FAULT_PAUSE: 'published' } });
+    await new Promise<void>((resolve) => { let err = ''; child.stderr!.on('data', (b: Buffer) => { err += b.toString(); if (err.includes('paused at published')) resolve(); }); });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.on('exit', r));
+    const again = await reckonHere([...args, '--json']);
+    expect(again.json.windows.map((w: { action: string }) => w.action), again.stderr).toEqual(['ran']);
+    expect(again.stderr).toMatch(/rolled forward run run-/);
+    const third = await reckonHere([...args, '--json']);
+    expect(third.json.windows.map((w: { action: string }) => w.action)).toEqual(['complete']);
+  });
+});
+
 describe('schedule stopped by a signal', () => {
   it('stops in the window being run (exit 130, nothing of it published, no later window run, leases released); the next schedule runs them all', async () => {
     const sources = join(tmp.dir, 'signal-sources');

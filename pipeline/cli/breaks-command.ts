@@ -149,7 +149,7 @@ async function list(argv: string[], io: CliIo): Promise<number> {
     .sort((a, b) => cmp(a.control_id, b.control_id) || cmp(a.kind, b.kind) || cmp(a.key, b.key));
   for (const o of unknownOwners(owners, all, ctx)) io.stderr(`reckon: --owner ${o} names no team of the configuration and no owner of a break here (teams: ${knownTeams(ctx).join(', ')})\n`);
   // A run stopped after its manifest has breaks not written yet: said first, never "no breaks".
-  const pending = (await pendingRollForwards(ctx.store)).map((p) => `${rollForwardText(p, values.store ?? 'var/reckon')}\n`);
+  const pending = (await pendingRollForwards(ctx.store)).map((p) => `${rollForwardText(p, values.store ?? 'var/reckon', values.config && localOrRemote(io, values.config))}\n`);
   if (values.json) {
     printJson(io, summaries);
     for (const line of pending) io.stderr(`reckon: ${line}`);

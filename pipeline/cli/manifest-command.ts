@@ -36,7 +36,7 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   if (values.json) printJson(io, { ok: problems.length === 0, checked, signed, unsigned, trusted_registry: trusted?.sha256 ?? null, problems, notices, inputs_changed: inputsChanged, breaks, pending_roll_forward: pending });
   else {
     // First, so that a reader sees why outputs and breaks are missing before the chain's verdict.
-    for (const p of pending) io.stdout(`${pendingText(p, location)}\n`);
+    for (const p of pending) io.stdout(`${pendingText(p, location, values.config && localOrRemote(io, values.config))}\n`);
     const signing = unsigned ? `${signed} signed, ${unsigned} NOT signed` : `${signed} signed by the pipeline`;
     if (problems.length === 0) io.stdout(`ok: ${checked} manifest(s) verified (${signing}), chain intact; ${breakLine(breaks.counts)}\n`);
     else {

@@ -1,4 +1,5 @@
 /** `reckon run` (CONTRACT §7): parses options, runs the window, prints the summary, returns the exit code. */
+import { basename, join } from 'node:path';
 import { resolveAlertRoutes } from '../config/alert-routes.js';
 import { loadConfig, type Config, type LoadedConfig } from '../config/config.js';
 import { ownerLine, ownershipOf } from '../config/ownership.js';
@@ -71,7 +72,7 @@ function printRun(ctx: CommandContext, values: RunValues, req: RunRequest, resul
 export function runNextSteps(r: RunResult, req: Pick<RunRequest, 'config' | 'controls' | 'store'>): NextSteps {
   return nextSteps({
     run_id: r.run_id, window: r.window, results: r.controls, breaks: r.breaks, config: req.config.config, controls: req.controls.all,
-    store: req.store, sources: r.sources, configFile: req.config.path ?? null,
+    store: req.store, sources: r.sources, configFile: req.config.path && req.config.dir ? join(req.config.dir, basename(req.config.path)) : null,
   });
 }
 

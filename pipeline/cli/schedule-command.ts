@@ -21,6 +21,8 @@ import type { ObjectStore } from '../store/object-store.js';
 import { openStore } from '../store/open-store.js';
 import { parseTimestamp } from '../contract/values.js';
 import { parse } from './args.js';
+import { reckonCommand } from '../core/shell.js';
+import { pendingRollForwards } from '../publish/staging.js';
 import { localOrRemote, printJson } from './io.js';
 import type { CommandContext } from './command.js';
 import { alertRequest, runNextSteps, runSigning } from './run-command.js';
@@ -69,9 +71,11 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   const trigger = plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday';
   const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode; next?: readonly string[] }[] = [];
   const due = await scheduleWindows(store, sources, trigger, dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs }), values.lookback !== undefined, (text) => logger.warn(text));
+  const unfinished = new Set((await pendingRollForwards(store)).map((p) => p.run_id));
   for (const w of due) {
+    // A run whose publication is unfinished (it failed or was killed after its manifest) does not complete its window: running it again rolls that run forward first.
     const done = await completedRun(store, w, controls, { config: config.sha256, sources });
-    if (done) { report.push({ start: w.start, end: w.end, action: 'complete', run_id: done, status: null, exit_code: 0 }); continue; }
+    if (done && !unfinished.has(done)) { report.push({ start: w.start, end: w.end, action: 'complete', run_id: done, status: null, exit_code: 0 }); continue; }
     if (values['dry-run']) { report.push({ start: w.start, end: w.end, action: 'would-run', run_id: null, status: null, exit_code: 0 }); continue; }
     const signal = interruptedBy(interrupt);
     if (signal) throw new InterruptedError(signal, `interrupted by ${signal}: ${report.filter((r) => r.action === 'ran').length} window(s) ran; nothing of [${w.start}, ${w.end}) or a later window was run; run the schedule again`);
@@ -82,6 +86,7 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
       });
       report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code, next: runNextSteps(r, { config, controls: selection, store: storeLocation }).next });
     } catch (e) {
+      if (e instanceof InterruptedError && !values.json) for (const r of report) io.stdout(windowLine(r));
       if (e instanceof InterruptedError) throw new InterruptedError(e.signal, `${e.message} (the schedule stopped in [${w.start}, ${w.end}) after ${report.filter((r) => r.action === 'ran').length} earlier window(s) ran; no later window was run)`);
       if (!(e instanceof ConcurrencyError)) {
         // The windows already run are published: say so before the error (stderr) ends the schedule.
@@ -97,8 +102,8 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   else {
     for (const r of report) io.stdout(windowLine(r));
     if (report.length === 0) io.stdout('no window is due\n');
-    const at = values.store ?? 'var/reckon';
-    if (report.some((r) => r.action === 'ran' && r.exit_code !== 0)) io.stdout(`details: reckon runs --store ${at}; reckon breaks list --store ${at}; reckon report --run RUN_ID --store ${at} --out FILE\n`);
+    const at = ['--store', storeLocation, ...(values.config ? ['--config', localOrRemote(io, values.config)] : [])];
+    if (report.some((r) => r.action === 'ran' && r.exit_code !== 0)) io.stdout(`details: ${reckonCommand(['runs', '--store', storeLocation])}; ${reckonCommand(['breaks', 'list', ...at])}; ${reckonCommand(['report', '--run', 'RUN_ID', '--store', storeLocation, '--out', 'FILE'])}\n`);
     if (values['dry-run'] && report.length) io.stdout(`dry run: nothing was run; a window is complete only for a ${trigger} run of ${sources} with this code and configuration\n`);
   }
   return exit;

@@ -14,6 +14,7 @@ import type { ManifestV1 } from '../../manifests/v1/schema.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
+import { reckonCommand } from '../core/shell.js';
 import { LocalObjectStore } from '../store/local-store.js';
 import { findManifest } from '../store/manifests.js';
 import type { OutputObject } from '../outputs/outputs.js';
@@ -139,8 +140,10 @@ export async function pendingRollForwards(store: ObjectStore): Promise<PendingRo
 
 /**
  * The line readers print for a pending roll-forward (`reckon manifest verify`, `breaks list`,
- * `records`): what is pending and the command that finishes it (any run on the store does).
+ * `records`): what is pending and the command that finishes it (any run on the store does), shell-quoted,
+ * with `configFile` (the reader's --config), else a word to add it: a signed store refuses a run without it.
  */
-export function pendingText(p: PendingRollForward, storeLocation: string): string {
-  return `pending roll-forward: run ${p.run_id} published ${p.manifest_key} but its outputs and break objects are not all written yet; the next run on this store writes them first: run again (reckon run --window ${p.window.start}/${p.window.end} --sources ${p.sources} --store ${storeLocation})`;
+export function pendingText(p: PendingRollForward, storeLocation: string, configFile?: string): string {
+  const again = reckonCommand(['run', '--window', `${p.window.start}/${p.window.end}`, '--sources', p.sources, '--store', storeLocation, ...(configFile ? ['--config', configFile] : [])]);
+  return `pending roll-forward: run ${p.run_id} published ${p.manifest_key} but its outputs and break objects are not all written yet; the next run on this store writes them first: run again (${again}${configFile ? '' : ', adding the --config its runs use, if any'})`;
 }
