@@ -165,7 +165,7 @@ describe('the records behind the sample day’s differences', () => {
       '    record  2026-11-02T21:39:18.262825,Asia/Tokyo,XTKS,VF-000205-1,ORD-000205,JP-7203,SELL,1236,2750.4,JPY,73,XTKS-20261102',
     ].join('\n'));
     const show = await reckonIn(['breaks', 'show', d.break_id, '--store', store]);
-    expect(show.stdout).toMatch(/records \(run run-[a-z0-9-]+: 2; reckon records --break brk-[0-9a-f]{24} prints their source rows\):\n {2}internal {2}executions {3}executions\/part-00001.jsonl {2}record 262 {2}EXE-000205-1\n {2}venue {5}venue_fills {2}venue_fills\/part-00001.csv {3}record 261 {2}XTKS\|VF-000205-1\n/);
+    expect(show.stdout).toMatch(/records \(run run-[a-z0-9-]+: 2; reckon records --break brk-[0-9a-f]{24} --store \S+ prints their source rows\):\n {2}internal {2}executions {3}executions\/part-00001.jsonl {2}record 262 {2}EXE-000205-1\n {2}venue {5}venue_fills {2}venue_fills\/part-00001.csv {3}record 261 {2}XTKS\|VF-000205-1\n/);
     const json = await reckonIn(['breaks', 'show', d.break_id, '--store', store, '--json']);
     expect(json.json.records).toMatchObject({ record_count: 2, listed: d.records });
     const limited = await reckonIn(['records', '--run', 'latest', '--kind', 'BALANCE_ROLLFORWARD_MISMATCH', '--key', 'ACC-000002|EUR', '--store', store, '--limit', '3']);

@@ -103,6 +103,9 @@ describe('a published manifest deleted', () => {
     expect(r.stderr).toContain(`published manifests/${key} (its ${key.replace(/\.json$/, '.sha256')} is there), but the manifest is gone: it was deleted after publication; its staging is kept`);
     expect(files(join(store, '_staging'))).toEqual(staged);
     expect(files(join(store, 'manifests')).filter((f) => f.endsWith('.json'))).toEqual([]);
+    const verify = await reckonHere(['manifest', 'verify', '--store', store]);
+    expect(verify.code).toBe(1);
+    expect(verify.stdout).toContain(`manifests/${key.replace(/\.json$/, '.sha256')}: is the digest of manifests/${key}, which is not there: that manifest was published and deleted since (restore it`);
   });
 
   it('the head of a finished chain: no run takes its sequence (exit 2)', async () => {

@@ -26,6 +26,7 @@ import { findEvidenceRun, proposalStatus, type TransitionRequest } from '../brea
 import type { KeySource } from '../signing/signing-key.js';
 import { humanDuration, humanSeconds, secondsTextToMicros } from '../core/duration.js';
 import { ownerLine, ownershipOf } from '../config/ownership.js';
+import { reckonCommand } from '../core/shell.js';
 import { shellWord } from '../core/shell.js';
 import { listedRecords, type ListedRecords } from '../inspect/difference-records.js';
 import { parse } from './args.js';
@@ -203,7 +204,7 @@ async function show(argv: string[], io: CliIo): Promise<number> {
   const check = await checkShown(ctx, rec);
   const proofs = proofViews(rec).map((p, i) => ({ ...p, checks: check.checks[i] }));
   if (values.json) printJson(io, { ...summary, head_sha256: rec.head_sha256, events: rec.events, proofs, proposals, observations: rec.observations, records: records ?? null, verification: check.verification });
-  else io.stdout(showText(summary, rec, proposals, hintOptions(ctx, values.config), recordsText(id, records), check));
+  else io.stdout(showText(summary, rec, proposals, hintOptions(ctx, values.config), recordsText(id, records, ctx.store.location), check));
   return check.verification.ok ? 0 : 1;
 }
 
@@ -428,7 +429,7 @@ function showText(s: BreakSummary, rec: BreakRecord, proposals: readonly ReturnT
 }
 
 /** The records behind the break's difference in the last run that observed it (its manifest lists the first few). */
-function recordsText(id: string, r: ListedRecords | undefined): string {
+function recordsText(id: string, r: ListedRecords | undefined, store: string): string {
   if (!r) return '';
   if (r.record_count === null) return `records: run ${r.run_id} kept none (it ran before records were kept)\n`;
   if (r.record_count === 0) return `records: none in the inputs of run ${r.run_id}\n`;
@@ -436,7 +437,7 @@ function recordsText(id: string, r: ListedRecords | undefined): string {
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i].length)));
   const more = r.record_count > r.listed.length ? `, the first ${r.listed.length} listed` : '';
   return [
-    `records (run ${r.run_id}: ${r.record_count}${more}; reckon records --break ${id} prints their source rows):`,
+    `records (run ${r.run_id}: ${r.record_count}${more}; ${reckonCommand(['records', '--break', id, '--store', store])} prints their source rows):`,
     ...rows.map((row) => `  ${row.map((c, i) => (i < 4 ? c.padEnd(widths[i]) : c)).join('  ')}`),
   ].join('\n') + '\n';
 }

@@ -171,13 +171,18 @@ function strayManifestObjects(keys: readonly string[]): VerifyProblem[] {
   return keys.filter((k) => {
     if (/^manifests\/[0-9]{8}-[^/]+\.json(\.sig)?$/.test(k)) return false;
     return !(/^manifests\/[0-9]{8}-[^/]+\.sha256$/.test(k) && manifests.has(k.replace(/\.sha256$/, '.json')));
-  }).map((k) => ({ key: k, problem: 'is not an object reckon writes under manifests/ (<sequence>-<run_id>.json with its .sha256 and .json.sig): it was placed there by hand' }));
+  }).map((k) => (/^manifests\/[0-9]{8}-[^/]+\.sha256$/.test(k)
+    // A .sha256 is written only after its manifest: alone, it is what a deleted manifest leaves.
+    ? { key: k, problem: `is the digest of ${k.replace(/\.sha256$/, '.json')}, which is not there: that manifest was published and deleted since (restore it; keep this file and its .json.sig, the next run refuses until then), unless this file was placed there by hand` }
+    : { key: k, problem: 'is not an object reckon writes under manifests/ (<sequence>-<run_id>.json with its .sha256 and .json.sig): it was placed there by hand' }));
 }
 
 /** A signature whose manifest never appeared: a run killed between the two writes (fault point `signed`), never published. */
 function strayManifestSignatures(keys: readonly string[]): VerifyProblem[] {
   const manifests = new Set(keys.filter((k) => k.endsWith('.json')));
-  return keys.filter((k) => k.endsWith('.json.sig') && !manifests.has(k.slice(0, -4)))
+  const sidecars = new Set(keys.filter((k) => k.endsWith('.sha256')));
+  // With its .sha256 there the manifest was published (and deleted): strayManifestObjects names that.
+  return keys.filter((k) => k.endsWith('.json.sig') && !manifests.has(k.slice(0, -4)) && !sidecars.has(k.replace(/\.json\.sig$/, '.sha256')))
     .map((k) => ({ key: k, problem: 'a signature of a manifest that was never published (a run stopped before its manifest): ignored' }));
 }
 
