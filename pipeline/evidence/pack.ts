@@ -104,7 +104,7 @@ async function readChain(store: ObjectStore): Promise<{ manifests: StoredManifes
     if (m.sequence !== links.length + 1) integrity(`manifest ${key} has sequence ${m.sequence} where ${links.length + 1} was expected`);
     if (m.manifest.run_id !== m.run_id) integrity(`manifest ${key} records run ${m.manifest.run_id}`);
     if (m.manifest.chain.previous_manifest_sha256 !== previous) integrity(`manifest ${key} links to ${m.manifest.chain.previous_manifest_sha256}, not to the preceding manifest ${previous}`);
-    if (!m.sidecar) integrity(`manifest ${key} has no .sha256 beside it`);
+    if (!m.sidecar) throw new EvidenceIntegrityError(`manifest ${key} has no .sha256 beside it; if 'reckon manifest verify' says its bytes are proven (a run stopped between the two), run again on the store to complete the publication, then pack; otherwise the manifest cannot be vouched for. No bag was written.`);
     if (m.sidecar.toString('utf8').split(/\s+/)[0] !== m.sha256) integrity(`manifest ${key} has SHA-256 ${m.sha256}, its .sha256 says ${m.sidecar.toString('utf8').split(/\s+/)[0]}`);
     if (canonicalJson(JSON.parse(m.bytes.toString('utf8'))) !== m.bytes.toString('utf8')) integrity(`manifest ${key} is not canonical JSON`);
     manifests.push(m);
