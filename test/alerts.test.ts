@@ -269,6 +269,7 @@ describe('alerts to a PagerDuty receiver', () => {
     const paused = new Promise<void>((resolve) => slow.stderr!.on('data', (b: Buffer) => { stderr += b.toString(); if (stderr.includes('paused at published')) resolve(); }));
     const finished = new Promise<number | null>((resolve) => slow.on('close', resolve));
     await paused;
+    expect((await reckonIn(['runs', '--store', store])).stdout.split('\n')[1]).toBe('        publication in progress: the run is still going (it writes its outputs and break objects itself)');
     const other = await reckonIn(['run', '--control', 'RC06', '--window', '2026-11-02T00:00:00Z/2026-11-02T12:00:00Z', '--sources', src.dir, '--store', store, '--config', config, '--json', '--quiet', '--no-alerts'], { env: ENV });
     expect(other.stderr).not.toContain('rolled forward run');
     expect(await finished).toBe(1);

@@ -10,6 +10,7 @@ import { ConfigError } from '../core/errors.js';
 import { deliveryLine, isInvalidRecord, pendingAlertRuns, pendingAlertsKey, readDeliveryRecord, type DeliveryRecord, type InvalidDeliveryRecord } from '../alerts/record.js';
 import { listManifests } from '../store/manifests.js';
 import { pendingRollForwards } from '../publish/staging.js';
+import { ownerAlive } from '../run/recovery.js';
 import { openStore } from '../store/open-store.js';
 import { windowForRange } from '../contract/window.js';
 import { parse } from './args.js';
@@ -29,6 +30,7 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
   const pending = new Set(carried.runs);
   const claimed = new Map(carried.claimed.map((c) => [c.run_id, c.by]));
   const unfinished = new Set((await pendingRollForwards(store)).map((p) => p.run_id));
+  const alive = new Set((await Promise.all([...unfinished].map(async (id) => ((await ownerAlive(store, id)) ? id : null)))).filter((id): id is string => id !== null));
   const rows = manifests
     .map((m, i) => ({
       sequence: m.manifest.chain.sequence, run_id: m.manifest.run_id, window: m.manifest.window, trigger: m.manifest.trigger,
@@ -45,7 +47,8 @@ export async function command(argv: string[], { io }: CommandContext): Promise<n
     const alerts = pending.has(r.run_id) ? '  alerts: pending (rolled forward by a run that did not send them; the next run that sends alerts does)'
       : claimed.has(r.run_id) ? `  alerts: claimed by run ${claimed.get(r.run_id)}, which stopped before recording them: some may have been sent, none will be now; page by hand (reckon breaks list --store …)` : !rec ? '' : isInvalidRecord(rec) ? `  alerts: record ${rec.key} is not a delivery record (${rec.invalid}): ignored` : `  alerts: ${deliveryLine(rec)}`;
     io.stdout(`${String(r.sequence).padStart(4)}  ${r.run_id}  [${r.window.start}, ${r.window.end})  ${r.trigger}${r.parent_run_id ? ` rerun-of ${r.parent_run_id}` : ''}  ${st}${alerts}\n`);
-    if (unfinished.has(r.run_id)) io.stdout('        publication unfinished: its outputs and break objects are not all written yet; the next run on this store writes them (reckon run again)\n');
+    if (alive.has(r.run_id)) io.stdout('        publication in progress: the run is still going (it writes its outputs and break objects itself)\n');
+    else if (unfinished.has(r.run_id)) io.stdout('        publication unfinished: its outputs and break objects are not all written yet; the next run on this store writes them (reckon run again)\n');
     const failed = rec && !isInvalidRecord(rec) ? undeliveredOf(rec) : [];
     for (const d of failed) {
       const last = d.attempts.at(-1);

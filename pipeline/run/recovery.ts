@@ -18,8 +18,8 @@ import type { ObjectStore } from '../store/object-store.js';
 /** The staging owner record a run writes beside its staged plan and outputs (core/process.ts names the holder). */
 export interface StagingOwner extends Holder { readonly started_at: string }
 
-/** True while the run that wrote `_staging/<runId>/_owner.json` may still be running. */
-async function ownerAlive(store: ObjectStore, runId: string): Promise<boolean> {
+/** True while the run that wrote `_staging/<runId>/_owner.json` may still be running (`reckon runs` says so too). */
+export async function ownerAlive(store: ObjectStore, runId: string): Promise<boolean> {
   const owner = await store.get(`_staging/${runId}/_owner.json`);
   if (!owner) return false;
   try {
