@@ -15,9 +15,9 @@ import { exitCodeOf, highestExitCode, type ExitCode } from '../core/outcome.js';
 import { loadControls } from '../controls/definitions.js';
 import { selectControls } from '../controls/selection.js';
 import { runWindow } from '../run/run-window.js';
-import { completedRun, dueWindows, firstScheduledStart, parseDuration, type Plan } from '../schedule/schedule.js';
+import { completedRun, dueWindows, firstScheduledStart, parseDuration, type Plan, type Published } from '../schedule/schedule.js';
 import type { Window } from '../contract/window.js';
-import type { ObjectStore } from '../store/object-store.js';
+import { listManifests } from '../store/manifests.js';
 import { openStore } from '../store/open-store.js';
 import { parseTimestamp } from '../contract/values.js';
 import { parse } from './args.js';
@@ -69,12 +69,14 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   await assertSigningKept(store, signing.pipeline?.signer);
   const faults = faultPoints(settings.faultPause, (text) => io.stderr(text), interrupt);
   const trigger = plan === 'nightly' ? 'scheduled-nightly' : 'scheduled-intraday';
-  const report: { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode; next?: readonly string[] }[] = [];
-  const due = await scheduleWindows(store, sources, trigger, dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs }), values.lookback !== undefined, (text) => logger.warn(text));
+  const report: ReportedWindow[] = [];
+  // Listed once for every window: the windows' own runs add none that another window looks for.
+  const published = await listManifests(store);
+  const due = scheduleWindows(published, sources, trigger, dueWindows(plan, nowUs, { intervalUs, lagUs, lookbackUs }), values.lookback !== undefined, (text) => logger.warn(text));
   const unfinished = new Set((await pendingRollForwards(store)).map((p) => p.run_id));
   for (const w of due) {
     // A run whose publication is unfinished (it failed or was killed after its manifest) does not complete its window: running it again rolls that run forward first.
-    const done = await completedRun(store, w, controls, { config: config.sha256, sources });
+    const done = await completedRun(store, w, controls, { config: config.sha256, sources }, published);
     if (done && !unfinished.has(done)) { report.push({ start: w.start, end: w.end, action: 'complete', run_id: done, status: null, exit_code: 0 }); continue; }
     if (values['dry-run']) { report.push({ start: w.start, end: w.end, action: 'would-run', run_id: null, status: null, exit_code: 0 }); continue; }
     const signal = interruptedBy(interrupt);
@@ -86,11 +88,10 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
       });
       report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code, next: runNextSteps(r, { config, controls: selection, store: storeLocation }).next });
     } catch (e) {
-      if (e instanceof InterruptedError && !values.json) for (const r of report) io.stdout(windowLine(r));
-      if (e instanceof InterruptedError) throw new InterruptedError(e.signal, `${e.message} (the schedule stopped in [${w.start}, ${w.end}) after ${report.filter((r) => r.action === 'ran').length} earlier window(s) ran; no later window was run)`);
       if (!(e instanceof ConcurrencyError)) {
         // The windows already run are published: say so before the error (stderr) ends the schedule.
         if (!values.json) for (const r of report) io.stdout(windowLine(r));
+        if (e instanceof InterruptedError) throw new InterruptedError(e.signal, `${e.message} (the schedule stopped in [${w.start}, ${w.end}) after ${report.filter((r) => r.action === 'ran').length} earlier window(s) ran; no later window was run)`);
         throw e;
       }
       logger.warn(e.message);
@@ -99,18 +100,25 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
   }
   const exit = highestExitCode(report.map((r) => r.exit_code));
   if (values.json) printJson(io, { plan, now: new Date(Number(nowUs / 1000n)).toISOString(), dry_run: Boolean(values['dry-run']), sources, windows: report, exit_code: exit });
-  else {
-    for (const r of report) io.stdout(windowLine(r));
-    if (report.length === 0) io.stdout('no window is due\n');
-    const at = ['--store', storeLocation, ...(values.config ? ['--config', localOrRemote(io, values.config)] : [])];
-    if (report.some((r) => r.action === 'ran' && r.exit_code !== 0)) io.stdout(`details: ${reckonCommand(['runs', '--store', storeLocation])}; ${reckonCommand(['breaks', 'list', ...at])}; ${reckonCommand(['report', '--run', 'RUN_ID', '--store', storeLocation, '--out', 'FILE'])}\n`);
-    if (values['dry-run'] && report.length) io.stdout(`dry run: nothing was run; a window is complete only for a ${trigger} run of ${sources} with this code and configuration\n`);
-  }
+  else io.stdout(reportText(report, { store: storeLocation, config: values.config && localOrRemote(io, values.config), dryRun: Boolean(values['dry-run']), trigger, sources }));
   return exit;
 }
 
+/** The schedule's text output: a line per window (with a non-clean run's first commands), then where to read more. */
+function reportText(report: readonly ReportedWindow[], o: { store: string; config: string | undefined; dryRun: boolean; trigger: string; sources: string }): string {
+  const lines = report.map(windowLine);
+  if (report.length === 0) lines.push('no window is due\n');
+  const at = ['--store', o.store, ...(o.config ? ['--config', o.config] : [])];
+  if (report.some((r) => r.action === 'ran' && r.exit_code !== 0)) lines.push(`details: ${reckonCommand(['runs', '--store', o.store])}; ${reckonCommand(['breaks', 'list', ...at])}; ${reckonCommand(['report', '--run', 'RUN_ID', '--store', o.store, '--out', 'FILE'])}\n`);
+  if (o.dryRun && report.length) lines.push(`dry run: nothing was run; a window is complete only for a ${o.trigger} run of ${o.sources} with this code and configuration\n`);
+  return lines.join('');
+}
+
+/** One due window and what the schedule did with it (`--json` windows[]). */
+interface ReportedWindow { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode; next?: readonly string[] }
+
 /** One window of the schedule's report as its text output: a line, then the run's first commands (what a non-clean run asks for). */
-const windowLine = (r: { start: string; end: string; action: string; run_id: string | null; status: string | null; next?: readonly string[] }) =>
+const windowLine = (r: ReportedWindow) =>
   `${`[${r.start}, ${r.end})  ${r.action.padEnd(9)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n${(r.next ?? []).map((n) => `    next: ${n}\n`).join('')}`;
 
 /**
@@ -118,9 +126,9 @@ const windowLine = (r: { start: string; end: string; action: string; run_id: str
  * the first window a scheduled run of these sources was published for (schedule.ts
  * firstScheduledStart), and on the first call only the latest, each cut said through `warn`.
  */
-async function scheduleWindows(store: ObjectStore, sources: string, trigger: string, due: Window[], lookbackGiven: boolean, warn: (text: string) => void): Promise<Window[]> {
+function scheduleWindows(published: Published, sources: string, trigger: string, due: Window[], lookbackGiven: boolean, warn: (text: string) => void): Window[] {
   if (lookbackGiven || due.length === 0) return due;
-  const first = await firstScheduledStart(store, sources, trigger);
+  const first = firstScheduledStart(published, sources, trigger);
   const kept = first === null ? due.slice(-1) : due.filter((w) => w.start >= first);
   if (kept.length === due.length) return due;
   const cut = due.length - kept.length;

@@ -24,7 +24,7 @@ import { NO_FAULTS, type FaultPoints } from '../core/fault.js';
 import { ConcurrencyError, ConfigError, SignatureError, StoreError } from '../core/errors.js';
 import { isPipelineKey, MANIFEST_NAMESPACE, pipelineSign, verifyPipelineSignature, type PipelineSigner } from '../signing/pipeline-signer.js';
 import { archivedRegistry } from '../signing/registry.js';
-import { chainHead, findManifest, MANIFEST_KEY } from '../store/manifests.js';
+import { chainHead, MANIFEST_KEY } from '../store/manifests.js';
 import { AlreadyExistsError, type ObjectStore } from '../store/object-store.js';
 import { parseManifest, type ManifestV1 } from '../../manifests/v1/schema.js';
 import { withPublishLock } from './publish-lock.js';
@@ -56,15 +56,19 @@ export type ManifestProof =
   | { readonly proven: true; readonly by: string }
   | { readonly proven: false; readonly why: string };
 
+/** The digest record a run wrote under its staging before its manifest (`{key, sha256}` as stored), or undefined when absent or not JSON. */
+async function readDigestRecord(store: ObjectStore, runId: string): Promise<{ key?: unknown; sha256?: unknown } | undefined> {
+  const record = await store.get(digestRecordKey(runId));
+  try { return record ? (JSON.parse(record.toString('utf8')) as { key?: unknown; sha256?: unknown }) ?? undefined : undefined; } catch { return undefined; }
+}
+
 /**
  * Proves the bytes of the manifest `key` (SHA-256 `sha256`) without its `.sha256`: its run's
  * digest record names the same key and digest, or `nextPrevious` (the next manifest's
  * `previous_manifest_sha256`, when there is one) equals it. Read-only.
  */
 export async function proveManifest(store: ObjectStore, key: string, sha256: string, nextPrevious?: string | null): Promise<ManifestProof> {
-  const record = await store.get(digestRecordKey(runIdOf(key)));
-  let recorded: { key?: unknown; sha256?: unknown } | undefined;
-  try { recorded = record ? (JSON.parse(record.toString('utf8')) as { key?: unknown; sha256?: unknown }) : undefined; } catch { recorded = undefined; }
+  const recorded = await readDigestRecord(store, runIdOf(key));
   if (recorded?.key === key && recorded.sha256 === sha256) return { proven: true, by: `the digest its run recorded before publishing (${digestRecordKey(runIdOf(key))})` };
   if (nextPrevious === sha256) return { proven: true, by: 'the next manifest\'s previous_manifest_sha256' };
   if (recorded?.key === key) return { proven: false, why: `its run recorded the digest ${String(recorded.sha256)} before publishing, but the bytes hash to ${sha256}: the manifest was changed after it was written` };
@@ -73,19 +77,19 @@ export async function proveManifest(store: ObjectStore, key: string, sha256: str
 }
 
 /**
- * The published manifest of run `runId` (findManifest), only when its `.sha256` proves its bytes:
+ * The published manifest of run `runId` (key, SHA-256, parsed document), only when its `.sha256` proves its bytes:
  * a stopped run's manifest changed after publication (or left without a provable digest) is never
  * rolled forward, nor are alerts sent on its word. Undefined when the run published none. Throws
  * StoreError `unverifiable_head` (exit 2) naming both digests and, where the digest its run
  * recorded before publishing tells, which of the two files changed.
  */
-export async function provenManifest(store: ObjectStore, runId: string): Promise<Awaited<ReturnType<typeof findManifest>>> {
+export async function provenManifest(store: ObjectStore, runId: string): Promise<{ key: string; sha256: string; manifest: ManifestV1 } | undefined> {
   const key = (await store.list('manifests')).find((k) => MANIFEST_KEY.test(k) && k.endsWith(`-${runId}.json`));
   if (!key) return assertNotDeleted(store, runId);
   const [bytes, side] = await Promise.all([store.get(key), store.get(sidecarKey(key))]);
   const sha256 = bytes ? sha256Hex(bytes) : '(missing)';
   const recorded = side ? sidecarDigest(side) : undefined;
-  if (recorded === sha256) return findManifest(store, runId);
+  if (recorded === sha256) return { key, sha256, manifest: parseManifest(JSON.parse(bytes!.toString('utf8'))) };
   const which = (await proveManifest(store, key, sha256)).proven ? 'its .sha256 was changed after publication (the bytes match the digest its run recorded before publishing)' : 'it was changed after publication';
   const why = recorded
     ? `but the manifest's bytes hash to ${sha256} and its .sha256 says ${recorded}: ${which}`
@@ -100,8 +104,7 @@ export async function provenManifest(store: ObjectStore, runId: string): Promise
  * reused. Returns undefined otherwise (the run stopped before publishing).
  */
 async function assertNotDeleted(store: ObjectStore, runId: string): Promise<undefined> {
-  let recorded: { key?: unknown } | undefined;
-  try { recorded = JSON.parse((await store.get(digestRecordKey(runId)))?.toString('utf8') ?? 'null') ?? undefined; } catch { recorded = undefined; }
+  const recorded = await readDigestRecord(store, runId);
   const key = typeof recorded?.key === 'string' ? recorded.key : undefined;
   if (key && await store.get(sidecarKey(key))) throw new StoreError(`run ${runId} published ${key} (its ${sidecarKey(key).split('/').pop()} is there), but the manifest is gone: it was deleted after publication; its staging is kept and nothing is published until it is restored (run 'reckon manifest verify')`, { path: key, reason: 'unverifiable_head' });
   return undefined;

@@ -122,10 +122,19 @@ export async function runWindow(req: RunRequest): Promise<RunResult> {
  * cannot say.
  */
 async function dropUnpublishedStaging(ctx: RunContext): Promise<void> {
+  const manifest = await publishedOrDropped(ctx);
+  // Failed after its commit point: the error alone would read as "nothing published".
+  if (manifest) ctx.logger.warn(`run ${ctx.runId} published its manifest ${manifest.key} before it failed: its outputs and break objects are not all written yet, and the next run on this store rolls them forward (run again once the cause below is fixed)`);
+}
+
+/**
+ * The run's published manifest, or, when it published none, undefined with its staging dropped
+ * (nothing is left to roll forward). Undefined and the staging kept when the store cannot say.
+ */
+async function publishedOrDropped(ctx: RunContext): Promise<{ key: string } | undefined> {
   const manifest = await findManifest(ctx.store, ctx.runId).catch(() => 'unknown' as const);
   if (manifest === undefined) await clearStaging(ctx.store, ctx.runId).catch(() => undefined);
-  // Failed after its commit point: the error alone would read as "nothing published".
-  else if (manifest !== 'unknown') ctx.logger.warn(`run ${ctx.runId} published its manifest ${manifest.key} before it failed: its outputs and break objects are not all written yet, and the next run on this store rolls them forward (run again once the cause below is fixed)`);
+  return manifest === 'unknown' ? undefined : manifest;
 }
 
 /** Whether `e` is the run stopping for its interrupt: at a safe point, or DuckDB's statement interrupted (also as a load error's cause). */
@@ -143,11 +152,10 @@ async function interrupted(ctx: RunContext, e: unknown): Promise<InterruptedErro
   const signal = interruptedBy(ctx.interrupt)!;
   const failed = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
   const also = stoppedByInterrupt(e) ? '' : ` (it failed as it was stopping: ${failed.replace(/\s*\n\s*/g, ' ')})`;
-  const manifest = await findManifest(ctx.store, ctx.runId).catch(() => undefined);
+  const manifest = await publishedOrDropped(ctx);
   if (manifest) {
     return new InterruptedError(signal, `interrupted by ${signal}: run ${ctx.runId} published its manifest ${manifest.key}; its outputs and break objects are not all written yet and the next run of this store rolls them forward (\`reckon run\` again, or any run on the store); the leases are released${also}`);
   }
-  await clearStaging(ctx.store, ctx.runId).catch(() => undefined);
   return new InterruptedError(signal, `interrupted by ${signal}: nothing published; the leases are released; run again${also}`);
 }
 

@@ -18,6 +18,9 @@
 import { DATASETS } from '../contract/datasets.js';
 import { codeFingerprint, inputsFingerprint } from '../publish/fingerprint.js';
 import { listManifests } from '../store/manifests.js';
+
+/** The store's published manifests, as listManifests gives them. */
+export type Published = Awaited<ReturnType<typeof listManifests>>;
 import { listDatasetFolder, readRegularFile, SIDE_FILE_MAX_BYTES } from '../sources/files.js';
 import { hashFile, sha256Hex } from '../core/digest.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -71,11 +74,12 @@ const sameLocation = (a: string, b: string) => a.replace(/\/+$/, '') === b.repla
 /**
  * The run that already completed a window for the schedule's job (see the module comment): the
  * latest scheduled run of `fp.sources` over `controls` with this code and configuration `fp.config`
- * and no control the schedule runs again; undefined when there is none.
+ * and no control the schedule runs again; undefined when there is none. `manifests`: the store's,
+ * listed once by the caller for all its windows (else listed here).
  */
-export async function completedRun(store: ObjectStore, w: Window, controls: readonly string[], fp: { config: string; sources: string }): Promise<string | undefined> {
+export async function completedRun(store: ObjectStore, w: Window, controls: readonly string[], fp: { config: string; sources: string }, manifests?: Published): Promise<string | undefined> {
   const code = await codeFingerprint();
-  for (const m of (await listManifests(store)).reverse()) {
+  for (const m of [...(manifests ?? await listManifests(store))].reverse()) {
     const doc = m.manifest;
     if (doc.window.start !== w.start || doc.window.end !== w.end) continue;
     if (!SCHEDULED_TRIGGERS.includes(doc.trigger) || !sameLocation(doc.sources.location, fp.sources)) continue;
@@ -91,14 +95,14 @@ export async function completedRun(store: ObjectStore, w: Window, controls: read
 
 
 /**
- * The start of the earliest window a `trigger` run of `sources` was published for on the store (any
+ * The start of the earliest window a `trigger` run of `sources` was published for among `manifests` (any
  * status), or null when there is none: the schedule's first call there. Windows before it are not
  * the schedule's to catch up unless a lookback was asked for (schedule-command.ts): the extract at
  * hand was delivered for the latest window, and earlier windows over it hold none of their own
  * records (RC05 would report the whole projection build as EXTRA in each). A first window left
  * NOT_READY still marks where the schedule began.
  */
-export async function firstScheduledStart(store: ObjectStore, sources: string, trigger: string): Promise<string | null> {
-  const starts = (await listManifests(store)).filter((m) => m.manifest.trigger === trigger && sameLocation(m.manifest.sources.location, sources)).map((m) => m.manifest.window.start);
+export function firstScheduledStart(manifests: Published, sources: string, trigger: string): string | null {
+  const starts = manifests.filter((m) => m.manifest.trigger === trigger && sameLocation(m.manifest.sources.location, sources)).map((m) => m.manifest.window.start);
   return starts.length ? starts.reduce((a, b) => (b < a ? b : a)) : null;
 }
