@@ -16,7 +16,7 @@
 import { rm } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ident } from '../core/sql-text.js';
-import { CHECK_TABLE, REJECT_TABLE, VIEW_HASH_TABLE } from './fast-path.js';
+import { CHECK_TABLE, REJECT_TABLE } from './fast-path.js';
 
 const SAFE_PATH = /^[A-Za-z0-9_\-/.]+$/;
 
@@ -55,25 +55,25 @@ export async function writeKeptRows(conn: DuckDBConnection, rawTable: string, fr
 
 /**
  * View mode: writes the current file's check (fast-path.ts CHECK_TABLE, REJECT_TABLE) for the
- * cache: the duplicate hash of each record the view shows to `hashes`, and the numbers of the
- * records it leaves out to `rejects` (only when there are any; returns whether it wrote them).
+ * cache: the duplicate hash and number of each record the view shows to `hashes`, and the numbers
+ * of the records it leaves out to `rejects` (only when there are any; returns whether it wrote them).
  */
 export async function writeViewCheck(conn: DuckDBConnection, hashes: string, rejects: string, rejected: number): Promise<boolean> {
-  await conn.run(`COPY (SELECT h FROM ${CHECK_TABLE} WHERE h IS NOT NULL) TO ${scratchLiteral(hashes)} (FORMAT parquet)`);
+  await conn.run(`COPY (SELECT h, r FROM ${CHECK_TABLE} WHERE h IS NOT NULL) TO ${scratchLiteral(hashes)} (FORMAT parquet)`);
   if (rejected > 0) await conn.run(`COPY (SELECT __row FROM ${REJECT_TABLE}) TO ${scratchLiteral(rejects)} (FORMAT parquet)`);
   return rejected > 0;
 }
 
 /**
  * View mode, from the cache: REJECT_TABLE holds the records of the file the view leaves out (from
- * `rejects`, or none), and VIEW_HASH_TABLE gains the duplicate hashes of those it shows.
+ * `rejects`, or none), and CHECK_TABLE the duplicate hash and number of those it shows, as the
+ * file's checking pass leaves them (registerViewFile takes them from there).
  */
 export async function restoreViewCheck(conn: DuckDBConnection, hashes: string, rejects: string | undefined): Promise<void> {
   await conn.run(rejects
     ? `CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} AS SELECT __row::BIGINT AS __row FROM read_parquet(${scratchLiteral(rejects)})`
     : `CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} (__row BIGINT)`);
-  await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (h UBIGINT)`);
-  await conn.run(`INSERT INTO ${VIEW_HASH_TABLE} SELECT h FROM read_parquet(${scratchLiteral(hashes)})`);
+  await conn.run(`CREATE OR REPLACE TEMP TABLE ${CHECK_TABLE} AS SELECT h::UBIGINT AS h, r::BIGINT AS r FROM read_parquet(${scratchLiteral(hashes)})`);
 }
 
 /** A cached file's typed records to read back (`rows`, written by writeKeptRows) and the name the run found it under. */

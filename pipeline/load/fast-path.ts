@@ -37,13 +37,15 @@ const ZONE_TABLE = '__ld_tz';
 export const REJECT_TABLE = '__ld_rej';
 /**
  * View mode: the duplicate hash (`h`, over the compared columns as load-views.ts computes it) of
- * every record of the current dataset's checked files that the SQL accepted, filled by the
- * checking pass so that finding exact duplicates needs no second pass over the files.
+ * every record of the current dataset's checked files that the SQL accepted, with its file (`fid`)
+ * and record number (`r`), filled from each file's check (views.ts registerViewFile) so that
+ * finding exact duplicates needs no second pass over the files: their repeated records are read
+ * back by number, not by hashing every record again.
  */
 export const VIEW_HASH_TABLE = '__ld_vh';
 /**
- * View mode: the checking pass of the current Parquet file, per record the duplicate hash `h` of
- * an accepted record or the number `r` of one handed back (kept until the next file).
+ * View mode: the checking pass of the current Parquet file, per record its number `r` and the
+ * duplicate hash `h` of an accepted record (NULL for one handed back); kept until the next file.
  */
 export const CHECK_TABLE = '__ld_chk';
 /** Table holding the current plain CSV file as text fields with their record numbers. */
@@ -257,16 +259,13 @@ export async function loadParquetFast(t: FastTarget, mode: 'insert' | 'view' = '
       // One checking pass keeps the numbers of the records the SQL does not accept and the
       // duplicate hash of the others (the same typed values and columns as the view's).
       const key = spec.columns.filter((c) => c.name !== spec.deliveryColumn).map((c) => ident(c.name)).join(', ');
-      await conn.run(`CREATE OR REPLACE TEMP TABLE ${CHECK_TABLE} AS SELECT CASE WHEN ${plan.ok} THEN hash(${key}) END AS h, CASE WHEN NOT (${plan.ok}) THEN __row END AS r FROM (SELECT ${plan.inner}, __row FROM ${from})`);
-      await conn.run(`CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} AS SELECT r AS __row FROM ${CHECK_TABLE} WHERE r IS NOT NULL`);
+      await conn.run(`CREATE OR REPLACE TEMP TABLE ${CHECK_TABLE} AS SELECT CASE WHEN ${plan.ok} THEN hash(${key}) END AS h, __row AS r FROM (SELECT ${plan.inner}, __row FROM ${from})`);
+      await conn.run(`CREATE OR REPLACE TEMP TABLE ${REJECT_TABLE} AS SELECT r AS __row FROM ${CHECK_TABLE} WHERE h IS NULL`);
       const rejected = await countOf(conn, `SELECT count(*) FROM ${REJECT_TABLE}`);
       const hashed = await countOf(conn, `SELECT count(h) FROM ${CHECK_TABLE}`);
+      // The hashes count only for a file the view will read (the counts add up, checked below):
+      // they join VIEW_HASH_TABLE when the file is registered (views.ts registerViewFile).
       counts = { inserted: hashed, rejected };
-      // The hashes count only for a file the view will read (the counts add up, checked below).
-      if (hashed + rejected === total) {
-        await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (h UBIGINT)`);
-        await conn.run(`INSERT INTO ${VIEW_HASH_TABLE} SELECT h FROM ${CHECK_TABLE} WHERE h IS NOT NULL`);
-      }
     } else {
       if (plan.joins.length) await fillZoneTable(conn, `${scan} s`, plan.joins);
       counts = await insertAccepted(t, plan, from, `read_parquet('${stagedPath}')`, [], total);

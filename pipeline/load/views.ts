@@ -17,7 +17,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { DatasetSpec } from '../contract/datasets.js';
-import { REJECT_TABLE, VIEW_HASH_TABLE } from './fast-path.js';
+import { CHECK_TABLE, REJECT_TABLE, VIEW_HASH_TABLE } from './fast-path.js';
 import { ident } from '../core/sql-text.js';
 
 /** File number → source-relative name, for `_source` in views (kept for the whole run). */
@@ -41,12 +41,15 @@ export async function resetViewTables(conn: DuckDBConnection): Promise<void> {
 }
 
 /**
- * Records a checked file: its name, and the records of it the fast path handed back (read from
- * the reject table, so call this before the next file is checked).
+ * Records a checked file: its name, the records of it the fast path handed back (REJECT_TABLE)
+ * and the duplicate hash and number of those it accepted (CHECK_TABLE, into VIEW_HASH_TABLE),
+ * all from the file's check, so call this before the next file is checked.
  */
 export async function registerViewFile(conn: DuckDBConnection, f: ViewFile): Promise<void> {
   await conn.run(`INSERT INTO ${FILES_TABLE} VALUES ($1, $2)`, [f.fid, f.relPath]);
   await conn.run(`INSERT INTO ${EXCLUDED_TABLE} SELECT ${f.fid}, __row FROM ${REJECT_TABLE}`);
+  await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (fid INTEGER, h UBIGINT, r BIGINT)`);
+  await conn.run(`INSERT INTO ${VIEW_HASH_TABLE} SELECT ${f.fid}, h, r FROM ${CHECK_TABLE} WHERE h IS NOT NULL`);
 }
 
 /**
@@ -77,13 +80,18 @@ export async function dropRelations(conn: DuckDBConnection, names: readonly stri
 
 /**
  * One file's records as the dataset's columns, `_source` and `__row`, without the excluded ones
- * (`excluded`: whether the file has any, so files without skip the anti-join).
+ * (`excluded`: whether the file has any, so files without skip the anti-join); with `only`, just
+ * the records whose number is in that subquery, filtered in the scan, before any column is typed.
  */
-function fileSelect(spec: DatasetSpec, f: ViewFile, excluded: boolean): string {
+function fileSelect(spec: DatasetSpec, f: ViewFile, excluded: boolean, only?: string): string {
   if (!/^[A-Za-z0-9_\-/.]+$/.test(f.stagedPath)) throw new Error('internal: unsafe staged path');
   const cols = spec.columns.map((c, i) => `${f.values[i]} AS ${ident(c.name)}`).join(', ');
   const source = `(SELECT name FROM ${FILES_TABLE} WHERE fid = ${f.fid}) || ':' || lpad((file_row_number + 1)::VARCHAR, 12, '0') AS _source`;
-  const where = excluded ? ` WHERE file_row_number + 1 NOT IN (SELECT "row" FROM ${EXCLUDED_TABLE} WHERE fid = ${f.fid})` : '';
+  const conditions = [
+    ...(excluded ? [`file_row_number + 1 NOT IN (SELECT "row" FROM ${EXCLUDED_TABLE} WHERE fid = ${f.fid})`] : []),
+    ...(only ? [`file_row_number + 1 IN (${only})`] : []),
+  ];
+  const where = conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '';
   return `SELECT ${cols}, ${source}, file_row_number + 1 AS __row FROM read_parquet('${f.stagedPath}', file_row_number = true) s${where}`;
 }
 
@@ -104,21 +112,23 @@ export async function finishViewDataset(conn: DuckDBConnection, spec: DatasetSpe
   const tab = `${spec.name}__tab`;
   const key = columns.filter((c) => c !== spec.deliveryColumn).map(ident).join(', ');
   let excluded = await excludedFids(conn);
+  // A file's records whose hash repeats, by number (VIEW_HASH_TABLE): read back with the file's
+  // typed values, not found by hashing every record of it again.
+  const repeated = (f: ViewFile) => fileSelect(spec, f, excluded.has(f.fid), `SELECT r FROM ${VIEW_HASH_TABLE} SEMI JOIN __ld_dup USING (h) WHERE fid = ${f.fid}`);
   const all = () => [
-    ...files.map((f) => `SELECT ${columns.map(ident).join(', ')}, _source, ${f.fid} AS __fid, __row FROM (${fileSelect(spec, f, excluded.has(f.fid))})`),
-    `SELECT ${columns.map(ident).join(', ')}, _source, 0 AS __fid, rowid AS __row FROM ${raw}`,
+    ...files.map((f) => `SELECT ${columns.map(ident).join(', ')}, _source, ${f.fid} AS __fid, __row FROM (${repeated(f)})`),
+    `SELECT ${columns.map(ident).join(', ')}, _source, 0 AS __fid, rowid AS __row FROM ${raw} WHERE hash(${key}) IN (SELECT h FROM __ld_dup)`,
   ].join(' UNION ALL ');
   // The files' hashes were kept by their checking pass (VIEW_HASH_TABLE); the side table's are computed here.
-  await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (h UBIGINT)`);
+  await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (fid INTEGER, h UBIGINT, r BIGINT)`);
   await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dup AS SELECT h FROM (SELECT h FROM ${VIEW_HASH_TABLE} UNION ALL SELECT hash(${key}) AS h FROM ${raw}) GROUP BY h HAVING count(*) > 1`);
-  await conn.run(`DROP TABLE ${VIEW_HASH_TABLE}`);
   const dupHashes = Number((await conn.runAndReadAll('SELECT count(*) FROM __ld_dup')).getRows()[0][0]);
   await dropRelation(conn, tab);
   if (dupHashes > 0) {
     const select = columns.map((c) => (c === spec.deliveryColumn ? `min(${ident(c)}) AS ${ident(c)}` : ident(c))).join(', ');
-    // One more pass over the files keeps the (few) records whose hash repeats, whole; they are
-    // grouped by their typed values, so a hash collision never merges two different records.
-    await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dm AS SELECT * FROM (${all()}) WHERE hash(${key}) IN (SELECT h FROM __ld_dup)`);
+    // The (few) records whose hash repeats, whole; they are grouped by their typed values, so a
+    // hash collision never merges two different records.
+    await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dm AS ${all()}`);
     await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_grp AS SELECT ${select}, min(_source) AS _source, count(*) AS _deliveries FROM __ld_dm GROUP BY ALL`);
     await conn.run(`DELETE FROM ${raw} WHERE rowid IN (SELECT __row FROM __ld_dm WHERE __fid = 0)`);
     await conn.run(`INSERT INTO ${EXCLUDED_TABLE} SELECT __fid, __row FROM __ld_dm WHERE __fid <> 0`);
@@ -132,6 +142,7 @@ export async function finishViewDataset(conn: DuckDBConnection, spec: DatasetSpe
     await conn.run('DROP TABLE __ld_dm');
   }
   await conn.run('DROP TABLE __ld_dup');
+  await conn.run(`DROP TABLE ${VIEW_HASH_TABLE}`);
   const parts = files.map((f) => `SELECT * EXCLUDE (__row), 1::BIGINT AS _deliveries FROM (${fileSelect(spec, f, excluded.has(f.fid))})`);
   await dropRelation(conn, spec.name);
   await conn.run(`CREATE VIEW ${ident(spec.name)} AS ${[...parts, `SELECT * FROM ${ident(tab)}`].join(' UNION ALL ')}`);
