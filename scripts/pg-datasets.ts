@@ -19,11 +19,16 @@ export const PG_TYPE: Record<ColumnKind, string> = {
   decimal: 'numeric', amount_minor: 'numeric(38,0)', currency: 'char(3)', id: 'text', enum: 'text', text: 'text', bool: 'boolean',
 };
 
+/** The CREATE TABLE statement of `dataset` as table `table`, each column of CONTRACT §2 in order with PG_TYPE (or `types`); docs/postgres.md lists it. */
+export function datasetTableDdl(dataset: string, table = dataset, types: Record<string, string> = {}): string {
+  const cols = datasetSpec(dataset).columns.map((c) => `${c.name} ${types[c.name] ?? PG_TYPE[c.kind]}`);
+  return `CREATE TABLE ${table} (${cols.join(', ')});`;
+}
+
 /** Creates table `table` (default: the dataset's name) with the dataset's columns; `types` overrides some. */
 export async function createDatasetTable(client: pg.Client, dataset: string, table = dataset, types: Record<string, string> = {}): Promise<void> {
-  const cols = datasetSpec(dataset).columns.map((c) => `"${c.name}" ${types[c.name] ?? PG_TYPE[c.kind]}`);
   await client.query(`DROP TABLE IF EXISTS ${table}`);
-  await client.query(`CREATE TABLE ${table} (${cols.join(', ')})`);
+  await client.query(datasetTableDdl(dataset, table, types));
 }
 
 /** Appends rows (text in the contract's forms, null for empty) with COPY FROM STDIN. */

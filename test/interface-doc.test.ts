@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { DATASETS } from '../pipeline/contract/datasets.js';
 import { loadControls } from '../pipeline/controls/definitions.js';
 import { reckonIn, ROOT } from './helpers/cli.js';
+import { datasetTableDdl } from '../scripts/pg-datasets.js';
 
 const doc = readFileSync(join(ROOT, 'docs', 'interface.md'), 'utf8');
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -98,5 +99,14 @@ describe('docs/interface.md', () => {
     expect(codes(tableAfter(doc, '| exit code |'))).toEqual(['0', '1', '2', '3', '4', '5', '6', '70']);
     expect(codes(tableAfter(readme, '| code | meaning |'))).toEqual([...codes(tableAfter(doc, '| exit code |')), '130, 143']);
     expect(doc).toContain('130 for SIGINT, 143 for SIGTERM');
+  });
+});
+
+describe('docs/postgres.md "The tables"', () => {
+  it("lists every dataset's table as the tests and the benchmark create it (scripts/pg-datasets.ts)", () => {
+    const pgDoc = readFileSync(join(ROOT, 'docs', 'postgres.md'), 'utf8');
+    const block = pgDoc.slice(pgDoc.indexOf('## The tables')).split('```')[1];
+    const tables = block.split('\n').filter((l) => l.startsWith('CREATE TABLE ') && !l.includes('projection_checkpoint'));
+    expect(tables.sort()).toEqual(DATASETS.map((d) => datasetTableDdl(d.name)).sort());
   });
 });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reckonIn, scratchDir } from './helpers/cli.js';
 import { ID, WINDOW, rc06Sources } from './fixtures/breaks.js';
 import { humanDuration, secondsTextToMicros } from '../pipeline/core/duration.js';
+import { SOURCES_FILE_FIX } from '../pipeline/controls/evaluation.js';
 import { nextSteps } from '../pipeline/breaks/next-steps.js';
 import { defaultConfig } from '../pipeline/config/config.js';
 import { loadControls } from '../pipeline/controls/definitions.js';
@@ -85,7 +86,7 @@ it('breaks list and show carry the routing: owner, contact, route, runbook and f
 describe('controls waiting or incomplete', () => {
   it('one rerun per state names every control in it, not one per control', async () => {
     const controls = await loadControls();
-    const result = (control_id: string, status: string) => ({ control_id, status, differences: [] }) as unknown as ControlResult;
+    const result = (control_id: string, status: string) => ({ control_id, status, differences: [], readiness: { ready: status !== 'NOT_READY', reasons: [] } }) as unknown as ControlResult;
     const steps = nextSteps({
       run_id: 'run-x', window: { start: '2026-11-02T00:00:00Z', end: '2026-11-03T00:00:00Z' }, breaks: [], config: defaultConfig().config, controls, store: 'S', sources: 'D',
       results: [result('RC01', 'NOT_READY'), result('RC02', 'NOT_READY'), result('RC03', 'INCOMPLETE'), result('RC04', 'INCOMPLETE'), result('RC05', 'CLEAN')],
@@ -95,5 +96,20 @@ describe('controls waiting or incomplete', () => {
       'correct the quarantined input, then: reckon run --window 2026-11-02T00:00:00Z/2026-11-03T00:00:00Z --control RC03,RC04 --sources D --store S --trigger incident --rerun-of run-x --reason \'corrected input\'',
     ]);
     expect(steps.controls.map((c) => c.next?.includes(`--control ${c.control_id} `) ?? null)).toEqual([true, true, true, true, null]);
+  });
+
+  it('does not say to wait when a reason is one no later run fixes (the sources file lacks a watermark query)', async () => {
+    const controls = await loadControls();
+    const result = (control_id: string, reasons: string[]) => ({ control_id, status: 'NOT_READY', differences: [], readiness: { ready: false, reasons } }) as unknown as ControlResult;
+    const input = (reasons: string[]) => ({
+      run_id: 'run-x', window: { start: '2026-11-02T00:00:00Z', end: '2026-11-03T00:00:00Z' }, breaks: [], config: defaultConfig().config, controls, store: 'S', sources: 'F.yaml',
+      results: [result('RC01', ['orders watermark 2026-11-02T12:00:00Z (database) is before the window end 2026-11-03T00:00:00Z']), result('RC06', reasons)],
+    });
+    const standing = `notification_intents has no watermark: the sources file gives datasets.notification_intents no watermark query, and a database dataset's watermark is read by one (docs/postgres.md "Watermarks from the database"); ${SOURCES_FILE_FIX}`;
+    expect(nextSteps(input([standing, 'notification_receipts watermark 2026-11-02T12:00:00Z (database) is before the window end 2026-11-03T00:00:00Z'])).next).toEqual([
+      'correct the sources file (the reasons above say what it lacks), then: reckon run --window 2026-11-02T00:00:00Z/2026-11-03T00:00:00Z --control RC01,RC06 --sources F.yaml --store S',
+    ]);
+    const steps = nextSteps(input(['notification_intents has no watermark']));
+    expect(steps.next).toEqual(['once the watermarks reach 2026-11-03T00:00:00Z: reckon run --window 2026-11-02T00:00:00Z/2026-11-03T00:00:00Z --control RC01,RC06 --sources F.yaml --store S (a schedule runs it again by itself)']);
   });
 });

@@ -25,6 +25,7 @@ import { windowForDate } from '../pipeline/contract/window.js';
 import { ConfigError } from '../pipeline/core/errors.js';
 import { runWindow, type RunResult } from '../pipeline/run/run-window.js';
 import { prepareSources } from '../pipeline/sources/source-plan.js';
+import { quarantineLines } from '../pipeline/cli/run-command.js';
 import { reckon, reckonAsync, reckonIn, ROOT } from './helpers/cli.js';
 import { freePort, giveToServer, startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { checkpointQuery, copyRows, createDatasetTable, loadSourcesIntoPostgres } from './helpers/postgres-sample.js';
@@ -182,7 +183,7 @@ describe('a run from PostgreSQL', () => {
     const r = await runIn(file, ['RC01']);
     const outbox = r.manifestDoc.sources.datasets.outbox_events;
     expect(outbox).toMatchObject({ present: false, objects: [], records_read: 0, watermark: { source: 'none', value: null }, origin: { kind: 'absent' } });
-    expect(r.controls[0]).toMatchObject({ status: 'NOT_READY', readiness: { ready: false, reasons: ['outbox_events: the sources file gives it no location and has no default (an empty dataset without a watermark, CONTRACT §2)'] } });
+    expect(r.controls[0]).toMatchObject({ status: 'NOT_READY', readiness: { ready: false, reasons: ['outbox_events: the sources file gives it no location and has no default (an empty dataset without a watermark, CONTRACT §2); correct the sources file: waiting does not change this'] } });
   });
 });
 
@@ -304,12 +305,14 @@ describe('exact types', () => {
     expect(r.controls[0].status).toBe('INCOMPLETE');
     const entries = r.manifestDoc.quarantine.entries.map(({ raw: _raw, ...e }) => e);
     expect(entries).toEqual([
-      { dataset: 'orders', file: 'db:hostile/orders', row: null, line: null, column: 'ordered_qty', rule: 'database_float_column', message: 'column ordered_qty is double precision (a binary float); a decimal, money or int column must be numeric or an integer type, never a binary float or money' },
+      { dataset: 'orders', file: 'db:hostile/orders', row: null, line: null, column: 'ordered_qty', rule: 'database_float_column', message: 'column ordered_qty is double precision (a binary float); a decimal, amount or int column must be numeric or an integer type; cast it in a query (ordered_qty::numeric AS ordered_qty) or change the table' },
       ...['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002'].map((id, i) => ({
         dataset: 'outbox_events', file: 'db:hostile/outbox_events', row: i + 1, line: null, column: 'published_at', rule: 'file_missing_column', message: `the query returns no column(s) published_at (row key event_id=${id})`,
       })),
       { dataset: 'executions', file: 'db:hostile/executions', row: 1, line: null, column: 'executed_at', rule: 'timestamp_without_zone', message: "executed_at: '2026-11-02T10:00:00.5' has no zone (Z or ±HH:MM); a timestamp without zone is rejected (row key execution_id=EX-1)" },
     ]);
+    // On stderr an entry without a record is about the whole dataset (there is no file).
+    expect(quarantineLines(r)[0]).toBe('reckon: quarantined db:hostile/orders whole dataset column ordered_qty: database_float_column: column ordered_qty is double precision (a binary float); a decimal, amount or int column must be numeric or an integer type; cast it in a query (ordered_qty::numeric AS ordered_qty) or change the table');
     expect(r.manifestDoc.sources.datasets.outbox_events.extra_columns).toEqual(['payload']);
     expect(r.manifestDoc.sources.databases!.hostile.datasets.outbox_events.columns.find((x) => x.name === 'publish_status')).toEqual({ name: 'publish_status', type: 'publish_status', role: 'contract' });
     expect(r.manifestDoc.sources.databases!.hostile.datasets.orders).toMatchObject({ rows: 0, fault: { column: 'ordered_qty', rule: 'database_float_column' } });
@@ -376,6 +379,13 @@ describe('exact types', () => {
     });
     expect(r.manifestDoc.quarantine.entries).toEqual([{ dataset: 'reservations', file: 'db:exact/reservations', row: null, line: null, column: null, rule: 'watermark_query_rows', message: 'the watermark query of reservations returned more than one row; it must return one (its first column is the watermark)', raw: '' }]);
     expect(r.controls[0].status).toBe('INCOMPLETE');
+    // Each missing watermark says why, and whether a later run could have it without a change.
+    expect(r.controls[0].readiness.reasons).toEqual([
+      'reservations has no watermark: its watermark query (datasets.reservations.watermark.query) returned 2 rows, not one; correct the sources file: waiting does not change this',
+      'account_balances has no watermark: its watermark query (datasets.account_balances.watermark.query) returned no row; correct the sources file: waiting does not change this',
+      'executions has no watermark (its extract holds no record to derive one from)',
+      'ledger_postings watermark 2026-11-02T15:05:00Z (database) is before the window end 2026-11-03T00:00:00Z',
+    ]);
   });
 });
 
@@ -403,6 +413,25 @@ describe('connections', () => {
     expect(r.json.error.type).toBe('ConfigError');
     expect(`${r.stdout}${r.stderr}`).not.toContain(wrong);
     expect(existsSync(join(store, 'leases'))).toBe(false);
+  });
+
+  it('a query checked while another session holds a lock on its table: the run can be repeated (exit 3), not a configuration error', async () => {
+    const locker = await pg.admin('live');
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE outbox_events IN ACCESS EXCLUSIVE MODE');
+      const file = sourcesFile({ databases: { live: conn('live', { statement_timeout_s: 1 }) }, datasets: allFrom('live', RC01_READS) });
+      const store = join(dir, 'store-locked');
+      const r = await reckonIn(['run', '--date', DATE, '--control', 'RC01', '--sources', file, '--store', store], { env: { ...process.env, PGPASSWORD: PASSWORD } });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain(`reckon: InputError: the sources file ${file}: the database did not answer while its queries were checked, before any lease:\n`
+        + '  datasets.outbox_events.table: canceling statement due to statement timeout (SQLSTATE 57014) (the server could not answer now)\n'
+        + '  a lock another session holds, a busy or restarting server: nothing was read or published; run again as it is (statement_timeout_s bounds each wait)');
+      expect(existsSync(join(store, 'leases'))).toBe(false);
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
   });
 
   it('a password in the URL of url_env and an IAM token are never shown either', async () => {

@@ -171,9 +171,10 @@ describe('rendering a query result in the contract text form', () => {
   const cols = (types: Record<string, string>) => spec.columns.map((c) => ({ name: c.name, type: types[c.name] ?? 'text' }));
 
   it('refuses a binary float or money column for a money, decimal or int column, by name', () => {
-    for (const [type, what] of [['float8', 'double precision (a binary float)'], ['float4', 'real (a binary float)'], ['money', 'money (a locale-formatted amount)']]) {
+    const fix = 'a decimal, amount or int column must be numeric or an integer type; cast it in a query (amount_minor::numeric AS amount_minor) or change the table';
+    for (const [type, rule, what] of [['float8', 'database_float_column', 'double precision (a binary float)'], ['float4', 'database_float_column', 'real (a binary float)'], ['money', 'database_money_column', "PostgreSQL's money type (text in the server's locale)"]]) {
       const plan = renderPlan(spec, 'select 1', cols({ amount_minor: type }));
-      expect(plan).toMatchObject({ kind: 'refused', column: 'amount_minor', rule: 'database_float_column', message: `column amount_minor is ${what}; a decimal, money or int column must be numeric or an integer type, never a binary float or money` });
+      expect(plan).toMatchObject({ kind: 'refused', column: 'amount_minor', rule, message: `column amount_minor is ${what}; ${fix}` });
     }
     expect(renderPlan(spec, 'select 1', cols({ leg: 'float8' }))).toMatchObject({ kind: 'refused', column: 'leg' });
     // A float in a text column is only text (its form is judged by the column's rule).

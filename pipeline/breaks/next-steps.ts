@@ -9,6 +9,7 @@ import type { ControlResult, Disposition } from '../../manifests/v1/schema.js';
 import type { Config } from '../config/config.js';
 import { ownershipOf, type Ownership } from '../config/ownership.js';
 import type { ControlDefinition, Runbook } from '../controls/definitions.js';
+import { SOURCES_FILE_FIX } from '../controls/evaluation.js';
 import { secondsTextToMicros } from '../core/duration.js';
 import { reckonCommand } from '../core/shell.js';
 
@@ -133,9 +134,16 @@ function statusNext(input: NextStepsInput, status: Exclude<ControlResult['status
   const rerun = ['run', '--window', `${input.window.start}/${input.window.end}`, '--control', ids.join(','), '--sources', input.sources, ...whereArgs(input)];
   switch (status) {
     case 'BREAKS': return reckonCommand(['breaks', 'list', '--control', ids.join(','), ...whereArgs(input)]);
-    case 'NOT_READY': return `once the watermarks reach ${input.window.end}: ${reckonCommand(rerun)} (a schedule runs it again by itself)`;
+    case 'NOT_READY': return standing(input, ids)
+      ? `correct the sources file (the reasons above say what it lacks), then: ${reckonCommand(rerun)}`
+      : `once the watermarks reach ${input.window.end}: ${reckonCommand(rerun)} (a schedule runs it again by itself)`;
     case 'INCOMPLETE': return `correct the quarantined input, then: ${reckonCommand([...rerun, '--trigger', 'incident', '--rerun-of', input.run_id, '--reason', 'corrected input'])}`;
   }
+}
+
+/** Whether a reason the NOT_READY controls `ids` give is one no waiting fixes (evaluation.ts SOURCES_FILE_FIX): then waiting never makes them ready. */
+function standing(input: NextStepsInput, ids: readonly string[]): boolean {
+  return input.results.some((r) => ids.includes(r.control_id) && r.readiness.reasons.some((x) => x.endsWith(SOURCES_FILE_FIX)));
 }
 
 /**

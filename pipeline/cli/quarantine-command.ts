@@ -14,6 +14,7 @@ import { printJson } from './io.js';
 import { openExistingStore } from './store-option.js';
 import { oneLine } from './text.js';
 import type { CommandContext } from './command.js';
+import { wholeOf } from '../load/quarantine-entry.js';
 
 export const QUARANTINE_USAGE = `usage: reckon quarantine list [--run RUN_ID|latest] [--store DIR|s3://…] [--json]
        reckon quarantine show N [--run RUN_ID|latest] [--store DIR|s3://…] [--json]
@@ -77,7 +78,7 @@ async function sourceOf(files: SourceFiles, e: QuarantineItem): Promise<RecordSo
   return r.source;
 }
 
-const where = (e: QuarantineItem) => (e.row === null ? 'whole file' : `record ${e.row}${e.line !== null && e.line !== e.row ? ` (line ${e.line})` : ''}`);
+const where = (e: QuarantineItem) => (e.row === null ? wholeOf(e.file) : `record ${e.row}${e.line !== null && e.line !== e.row ? ` (line ${e.line})` : ''}`);
 
 function fromText(read: QuarantineRead): string {
   if (read.from.state === 'verified') return `from ${read.from.key} (SHA-256 verified)`;

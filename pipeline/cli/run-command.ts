@@ -24,6 +24,7 @@ import { parse } from './args.js';
 import { localOrRemote, printJson } from './io.js';
 import { oneLine } from './text.js';
 import type { CommandContext } from './command.js';
+import { wholeOf } from '../load/quarantine-entry.js';
 
 export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
            [--sources DIR|s3://…|FILE.yaml] [--store DIR] [--config FILE]
@@ -157,7 +158,7 @@ export function quarantineLines(r: RunResult): string[] {
   type Entry = { file?: string; row?: number | null; line?: number | null; column?: string | null; rule?: string; message?: string };
   const entries = (r.manifestDoc.quarantine.entries as Entry[]).slice(0, QUARANTINE_LINES_MAX);
   const lines = entries.map((e) => {
-    const where = e.row !== null && e.row !== undefined ? `row ${e.row}${e.line !== null && e.line !== undefined ? ` (line ${e.line})` : ''}` : 'whole file';
+    const where = e.row !== null && e.row !== undefined ? `row ${e.row}${e.line !== null && e.line !== undefined ? ` (line ${e.line})` : ''}` : wholeOf(e.file);
     const column = e.column ? ` column ${e.column}` : '';
     return oneLine(`reckon: quarantined ${e.file ?? '?'} ${where}${column}: ${e.rule ?? '?'}: ${e.message ?? ''}`);
   });

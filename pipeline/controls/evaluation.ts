@@ -15,6 +15,13 @@ import { evaluateTotals, INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE, type Evaluatio
 import { assertNoFloat, isNumericOverflow, withWideMoney } from './wide.js';
 import { evaluateRecords, DIFFERENCE_RECORDS_TABLE, RECORDS_LISTED, type DifferenceRecords } from './records.js';
 
+/**
+ * Ends a NOT_READY reason that no later run fixes by itself (the sources file gives a dataset no
+ * location or no watermark query, or its watermark query returns no row): the run's next step is
+ * then to correct the sources file, not to wait for the watermarks (breaks/next-steps.ts).
+ */
+export const SOURCES_FILE_FIX = 'correct the sources file: waiting does not change this';
+
 /** The columns of every query of a differences.sql, in this order. */
 const DIFFERENCE_COLUMNS = ['kind', 'key', 'detail', 'record_time_us'] as const;
 

@@ -16,3 +16,9 @@ export interface QuarantineEntry {
   readonly message: string;
   readonly raw: string;
 }
+
+/**
+ * What an entry without a record is about, for a reader: a whole file, or for a database
+ * extract (`file` = `db:<database>/<dataset>…`, sources/postgres/label.ts) the whole dataset.
+ */
+export const wholeOf = (file: string | undefined): string => (file?.startsWith('db:') ? 'whole dataset' : 'whole file');

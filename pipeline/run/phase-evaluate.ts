@@ -9,16 +9,17 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ControlResult, ControlStatus, Disposition } from '../../manifests/v1/schema.js';
 import { loadCommonSql, runCommonSql } from '../controls/common-sql.js';
 import type { ControlDefinition } from '../controls/definitions.js';
-import { evaluateControl, type RawDifference } from '../controls/evaluation.js';
+import { evaluateControl, SOURCES_FILE_FIX, type RawDifference } from '../controls/evaluation.js';
 import { LARGE_TOTALS_TABLE } from '../controls/totals.js';
 import { DIFFERENCE_RECORDS_TABLE, differenceKey, ensureRecordsTable, type RecordRef } from '../controls/records.js';
 import { ConfigError } from '../core/errors.js';
 import { checkInterrupt } from '../core/interrupt.js';
 import { silentProgress } from '../core/progress.js';
+import { datasetSpec } from '../contract/datasets.js';
 import { formatMicros } from '../contract/values.js';
 import type { Window } from '../contract/window.js';
 import { checkViewFiles, type DatasetLoad } from '../load/load.js';
-import type { DatasetOrigin } from '../sources/locate.js';
+import type { PlannedSources } from '../sources/locate.js';
 import { extractFileLabels } from '../sources/postgres/label.js';
 import { onControlLanes } from './control-lanes.js';
 import { timed, type EvaluatedControls, type EvaluationReuse, type LoadedInputs, type RunContext } from './context.js';
@@ -78,7 +79,7 @@ async function evaluateOne(ctx: RunContext, inputs: LoadedInputs, conn: DuckDBCo
   const ev = await reuse.evaluate(def, () => evaluateControl(conn, def, { inlineTotalKeys: req.settings.inlineTotalKeys })).finally(() => task.done());
   if (ev.wide) notes.push(`${def.control_id}: a sum of minor units passed DECIMAL(38) on the fast path; its totals and differences were computed exactly with DuckDB BIGNUM (variable-width integers)`);
   const diffs = ev.differences.map((d) => ({ ...d, record_time: d.record_time_us === null ? null : formatMicros(BigInt(d.record_time_us)), timing: isTiming(ctx, def, d) }));
-  const { status, quarantined, reasons } = statusOf(def, inputs.loads, req.window, ev.readiness, diffs.some((d) => !d.timing), inputs.located.plan?.origins);
+  const { status, quarantined, reasons } = statusOf(def, inputs.loads, req.window, ev.readiness, diffs.some((d) => !d.timing), inputs.located.plan);
   const provisional = status === 'NOT_READY' || status === 'INCOMPLETE';
   const result: ControlResult = {
     control_id: def.control_id, status, as_of: asOfMicros === null ? null : formatMicros(asOfMicros),
@@ -160,7 +161,7 @@ export async function setVariables(conn: DuckDBConnection, vars: Record<string, 
 /** A control's status before breaks (CONTRACT §3): INCOMPLETE over quarantine, NOT_READY with its reasons, else BREAKS or CLEAN. */
 function statusOf(
   def: ControlDefinition, loads: ReadonlyMap<string, DatasetLoad>, w: Window, readinessReasons: string[], hasOpenDifferences: boolean,
-  origins?: ReadonlyMap<string, DatasetOrigin>,
+  plan?: PlannedSources,
 ) {
   const quarantined = def.reads.filter((d) => (loads.get(d)?.quarantined ?? 0) > 0);
   const reasons = [...readinessReasons];
@@ -169,14 +170,32 @@ function statusOf(
     const wm = load.watermark;
     // A folder that is not there is a delivery that did not arrive: say so, not "no watermark";
     // a sources file that gives the dataset no location (and no default) has no folder to miss.
-    if (!load.present) reasons.unshift(origins?.get(d)?.kind === 'absent'
-      ? `${d}: the sources file gives it no location and has no default (an empty dataset without a watermark, CONTRACT §2)`
+    if (!load.present) reasons.unshift(plan?.origins.get(d)?.kind === 'absent'
+      ? `${d}: the sources file gives it no location and has no default (an empty dataset without a watermark, CONTRACT §2); ${SOURCES_FILE_FIX}`
       : `${d}: the dataset folder ${d}/ is missing from the sources (an empty dataset without a watermark, CONTRACT §2)`);
-    else if (wm.micros === null) reasons.unshift(`${d} has no watermark`);
+    else if (wm.micros === null) reasons.unshift(noWatermark(d, plan));
     else if (wm.micros < w.endMicros) reasons.unshift(`${d} watermark ${wm.value} (${wm.source}) is before the window end ${w.end}`);
   }
   const status: ControlStatus = quarantined.length ? 'INCOMPLETE' : reasons.length ? 'NOT_READY' : hasOpenDifferences ? 'BREAKS' : 'CLEAN';
   return { status, quarantined, reasons };
+}
+
+/**
+ * Why dataset `d` has no watermark, for a NOT_READY reason. A database dataset's watermark comes
+ * only from its watermark query (or, for the datasets that derive one, its records): a query the
+ * sources file does not give, or one that returned no row, is not fixed by waiting.
+ */
+function noWatermark(d: string, plan: PlannedSources | undefined): string {
+  if (plan?.origins.get(d)?.kind !== 'database') return `${d} has no watermark`;
+  const extract = plan.databases.flatMap((db) => db.datasets).find((x) => x.dataset === d);
+  const rows = extract?.watermark?.rows;
+  if (rows === 0) return `${d} has no watermark: its watermark query (datasets.${d}.watermark.query) returned no row; ${SOURCES_FILE_FIX}`;
+  if (rows !== undefined && rows > 1) return `${d} has no watermark: its watermark query (datasets.${d}.watermark.query) returned ${rows} rows, not one; ${SOURCES_FILE_FIX}`;
+  if (rows !== undefined) return `${d} has no watermark: its watermark query returned NULL`;
+  if (extract && !datasetSpec(d).derivedWatermarkColumn) {
+    return `${d} has no watermark: the sources file gives datasets.${d} no watermark query, and a database dataset's watermark is read by one (docs/postgres.md "Watermarks from the database"); ${SOURCES_FILE_FIX}`;
+  }
+  return `${d} has no watermark (its extract holds no record to derive one from)`;
 }
 
 /** The control's as-of (CONTRACT §3): the smallest watermark of the datasets it reads, µs; null when none has one. */

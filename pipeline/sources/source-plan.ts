@@ -14,15 +14,29 @@ import { mkdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DATASETS } from '../contract/datasets.js';
 import type { Window } from '../contract/window.js';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError, InputError } from '../core/errors.js';
 import type { FaultPoints } from '../core/fault.js';
 import type { S3Settings } from '../core/settings.js';
 import type { WrittenFile } from './csv-fast.js';
 import type { StrayEntry } from './files.js';
 import { checkLocalSources, locateSources, type DatasetFault, type DatasetOrigin, type LocatedSources, type RemoteObjectInfo } from './locate.js';
 import type { OpenDatabase } from './postgres/connection.js';
-import type { DatabaseExtract, DatabaseSource } from './postgres/extract.js';
+import type { DatabaseExtract, DatabaseSource, QueryIssue } from './postgres/extract.js';
 import { isSourcesFile, loadSourcesFile, type DatasetSource, type SourcesPlan } from './sources-file.js';
+
+/**
+ * The error for the queries of sources file `path` that failed their check: ConfigError (exit 2)
+ * when one cannot run as written; when every failure is the server's passing state (a statement
+ * timeout behind another session's lock, a restart), InputError (exit 3, as a connection lost
+ * mid-extract): nothing was read, and the same run can be repeated unchanged.
+ */
+function queryIssuesError(path: string, issues: readonly QueryIssue[]): ConfigError | InputError {
+  const lines = issues.map((i) => `  ${i.path}: ${i.message}${i.transient ? ' (the server could not answer now)' : ''}`).join('\n');
+  if (issues.every((i) => i.transient)) {
+    return new InputError({ message: `the sources file ${path}: the database did not answer while its queries were checked, before any lease:\n${lines}\n  a lock another session holds, a busy or restarting server: nothing was read or published; run again as it is (statement_timeout_s bounds each wait)` });
+  }
+  return new ConfigError(`the sources file ${path}: ${issues.length} quer${issues.length === 1 ? 'y does' : 'ies do'} not run:\n${lines}`, path, issues[0].path);
+}
 
 /** The database code and its driver (pg), loaded only for a sources file that names a database. */
 const connection = () => import('./postgres/connection.js');
@@ -94,9 +108,7 @@ export async function prepareSources(location: string, reads: readonly string[],
       issues.push(...checked.issues);
       for (const [d, bytes] of checked.estimates) estimates.set(d, bytes);
     }
-    if (issues.length) {
-      throw new ConfigError(`the sources file ${plan.path}: ${issues.length} quer${issues.length === 1 ? 'y does' : 'ies do'} not run:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`, plan.path, issues[0].path);
-    }
+    if (issues.length) throw queryIssuesError(plan.path, issues);
   } catch (e) {
     await close();
     throw e;

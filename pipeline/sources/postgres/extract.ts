@@ -36,8 +36,26 @@ import { BUILTIN_TYPES, boundLiteral, quoteIdent, quoteLiteral, renderExpression
 /** A dataset read from a database, as the sources file gives it. */
 export type DatabaseSource = Extract<DatasetSource, { kind: 'database' }>;
 
-/** One problem found while checking a database's queries, with its path in the sources file. */
-export interface QueryIssue { readonly path: string; readonly message: string }
+/**
+ * One problem found while checking a database's queries, with its path in the sources file;
+ * `transient` when the server did not answer for a passing reason (TRANSIENT_STATES), which no
+ * change to the sources file fixes and a later run may not meet.
+ */
+export interface QueryIssue { readonly path: string; readonly message: string; readonly transient?: boolean }
+
+/**
+ * SQLSTATEs of a server that could not answer now rather than of a query that cannot run: a
+ * statement timeout or cancel (57014; a lock another session holds, a busy server), a lock not
+ * available (55P03), a deadlock or serialization failure (40P01, 40001), the server shutting down
+ * or starting (57P01–57P03), too many connections or no resources (53xxx), a lost connection (08xxx).
+ */
+const TRANSIENT_STATES = /^(57014|55P03|40P01|40001|57P0[1-3]|53[0-9A-Z]{3}|08[0-9A-Z]{3})$/;
+
+/** The issue for a query that failed with `e` at `path` (its text masked of any secret). */
+function queryIssue(db: OpenDatabase, path: string, e: unknown): QueryIssue {
+  const transient = TRANSIENT_STATES.test(sqlStateOf(e) ?? '');
+  return { path, message: db.mask(messageOf(e)), ...(transient ? { transient } : {}) };
+}
 
 /** A whole-dataset fault (a refused column, a watermark query with several rows): one quarantine entry. */
 export interface ExtractFault { readonly column: string | null; readonly rule: string; readonly message: string }
@@ -155,14 +173,14 @@ export async function checkDatabaseQueries(db: OpenDatabase, sources: readonly D
       const bound = boundFor(s, cols, window);
       if (typeof bound === 'string') issues.push({ path: `datasets.${s.dataset}.since`, message: bound });
     } catch (e) {
-      issues.push({ path: at, message: db.mask(messageOf(e)) });
+      issues.push(queryIssue(db, at, e));
     }
     if (s.watermarkQuery === undefined) continue;
     try {
       const cols = await describeQuery(db, s.watermarkQuery);
       if (!cols.length) issues.push({ path: `datasets.${s.dataset}.watermark.query`, message: 'returns no column; its first column is the watermark' });
     } catch (e) {
-      issues.push({ path: `datasets.${s.dataset}.watermark.query`, message: db.mask(messageOf(e)) });
+      issues.push(queryIssue(db, `datasets.${s.dataset}.watermark.query`, e));
     }
   }
   return { issues, estimates };

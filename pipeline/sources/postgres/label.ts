@@ -54,7 +54,11 @@ export function labelQuarantine<T extends QuarantineLike>(entries: readonly T[],
       const message = e.message.replace(/^the file lacks column\(s\)/, 'the query returns no column(s)');
       return { ...e, file: x.label, line: null, message: key ? `${message} (row key ${key})` : message };
     }
-    if (e.file === `${e.dataset}/_watermark.json`) return { ...e, file: `${x.label} watermark query`, message: `${e.message} (the value the watermark query returned)` };
+    if (e.file === `${e.dataset}/_watermark.json`) {
+      // The scratch _watermark.json is the run's own carrier of the value, not a delivered file.
+      const message = e.message.replace(/^_watermark\.json "watermark": /, 'the watermark ');
+      return { ...e, file: `${x.label} watermark query`, message: `${message} (the value the watermark query returned)` };
+    }
     return e;
   });
 }

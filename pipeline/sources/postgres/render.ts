@@ -113,11 +113,16 @@ export function renderExpression(c: string, type: string, kind: ColumnKind, utcS
   return `NULLIF(${c}::text, '')`;
 }
 
-/** Why a column cannot be read for its contract kind (a binary float for an exact column), or undefined. */
+/**
+ * Why a column cannot be read for its contract kind, or undefined: a binary float
+ * (`database_float_column`) or PostgreSQL's `money` type (`database_money_column`, text in the
+ * server's locale) for a decimal, amount or int column.
+ */
 export function refusalOf(name: string, type: string, kind: ColumnKind): { rule: string; message: string } | undefined {
   if (!EXACT.has(kind) || !BINARY_NUMBER.has(type)) return undefined;
-  const what = type === 'money' ? 'money (a locale-formatted amount)' : `${type === 'float4' ? 'real' : 'double precision'} (a binary float)`;
-  return { rule: 'database_float_column', message: `column ${name} is ${what}; a decimal, money or int column must be numeric or an integer type, never a binary float or money` };
+  const fix = `a decimal, amount or int column must be numeric or an integer type; cast it in a query (${name}::numeric AS ${name}) or change the table`;
+  if (type === 'money') return { rule: 'database_money_column', message: `column ${name} is PostgreSQL's money type (text in the server's locale); ${fix}` };
+  return { rule: 'database_float_column', message: `column ${name} is ${type === 'float4' ? 'real' : 'double precision'} (a binary float); ${fix}` };
 }
 
 /** The bound's SQL literal for a column of `type` at `micros`, or undefined for a type a bound cannot apply to. */
