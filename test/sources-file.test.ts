@@ -132,6 +132,17 @@ datasets:
     expect(message).not.toContain('hunter2');
   });
 
+  it('refuses a password= URL parameter, user info in host, and a key given twice in JSON as in YAML', async () => {
+    const db = (extra: Record<string, unknown>) => ({ databases: { a: extra }, datasets: { orders: { database: 'a', table: 'orders' } } });
+    const one = async (name: string, doc: unknown) => (await problems(write(name, JSON.stringify(doc)))).lines;
+    expect(await one('pw-param.json', db({ url: 'postgres://reckon@db.example/orders?password=hunter2&sslmode=require' }))).toEqual(['databases.a.url: holds a password; a sources file holds no secret: use PGPASSWORD, ~/.pgpass, or url_env naming a variable that holds the URL']);
+    const host = 'is a host name, an IP address or a Unix socket folder (an absolute path); no user, password or URL (give a URL as url or url_env)';
+    for (const h of ['reckon:hunter2@db.example', 'db.example/orders', 'db example']) expect(await one('host.json', db({ host: h }))).toEqual([`databases.a.host: ${host}`]);
+    await expect(loadSourcesFile(write('socket.json', JSON.stringify(db({ host: '/var/run/postgresql' }))))).resolves.toMatchObject({ path: expect.stringContaining('socket.json') });
+    const twice = '{"databases": {"a": {"host": "db"}}, "datasets": {"orders": {"database": "a", "table": "orders"}, "orders": {"database": "a", "table": "executions"}}}';
+    expect((await problems(write('twice.json', twice))).message).toMatch(/^the sources file .*twice\.json is not valid JSON: Map keys must be unique/);
+  });
+
   it('refuses a file that is not YAML, and one that does not exist, as configuration errors', async () => {
     expect((await problems(write('broken.yaml', 'datasets: [unclosed'))).message).toMatch(/is not valid YAML/);
     await expect(loadSourcesFile(join(dir, 'missing.yml'))).rejects.toThrow(/cannot read the sources file/);

@@ -14,7 +14,7 @@
  *   RECKON_S3_OBJECT_LOCK_DAYS     Object Lock retention in days, 1–36500 (default off)
  *   RECKON_S3_OBJECT_LOCK_PREFIXES locked key prefixes (default manifests/,evidence/)
  *   RECKON_CACHE                   on | off: the delivery cache (default on; load/delivery-cache.ts)
- *   RECKON_CACHE_DIR               where it lives (default `reckon-cache` beside the run's scratch folder)
+ *   RECKON_CACHE_DIR               where it lives (default `reckon-cache-<uid>` beside the run's scratch folder; the run's user's own)
  *   RECKON_CACHE_MAX_MB            its size bound in MiB, 1–10000000 (default 10240)
  *   RECKON_FAULT_PAUSE             crash tests only: `<phase>` or `<phase>:<ms>` (core/fault.ts)
  *   RECKON_SIGNING_KEY_FILE        a person's OpenSSH key for signing break transitions (`--key` wins);
@@ -96,7 +96,7 @@ export interface SigningSettings {
   readonly pipeline: { readonly keyFile: string | null; readonly keyText: Secret | null; readonly passphrase: Secret | null };
 }
 
-/** The delivery cache: on or off, its folder (null: `reckon-cache` beside the run's scratch folder), its bound in bytes. */
+/** The delivery cache: on or off, its folder (null: `reckon-cache-<uid>` beside the run's scratch folder), its bound in bytes. */
 export interface CacheSettings {
   readonly enabled: boolean;
   readonly dir: string | null;

@@ -95,6 +95,8 @@ export interface RunContext {
   readonly leases: readonly Lease[];
   /** The run's scratch folder (DuckDB files, links, staged outputs); removed at release. */
   readonly scratch: string;
+  /** The delivery and results caches' folder, checked to be the run's user's own (load/cache-folder.ts); undefined: no cache this run. */
+  readonly cacheDir?: string;
   readonly timings: PhaseTimings;
   /** The `performance.now()` at which the run's wall time (`timings.wall_ms`) starts. */
   readonly originMs: number;

@@ -12,7 +12,7 @@ import { ConfigError } from '../core/errors.js';
 import { NO_FAULTS, type FaultPoints } from '../core/fault.js';
 import { checkInterrupt, NO_INTERRUPT } from '../core/interrupt.js';
 import type { FaultPhase } from '../core/settings.js';
-import { silentLogger } from '../core/log.js';
+import { silentLogger, type RunLogger } from '../core/log.js';
 import { acquireLeases, releaseLeases } from '../publish/lease.js';
 import { datasetsRead } from '../controls/selection.js';
 import { prepareSources } from '../sources/source-plan.js';
@@ -23,6 +23,7 @@ import { recoverEarlierRuns } from './recovery.js';
 import { assertSigningKept } from '../publish/manifest-chain.js';
 import { sendPendingAlerts, sendRolledForwardAlerts } from './phase-alerts.js';
 import { makeScratch, scratchBase, sweepScratch } from './scratch.js';
+import { defaultCacheFolder, privateCacheFolder } from '../load/cache-folder.js';
 
 /**
  * Fault points inside a step that must finish once begun: a database snapshot being read, the
@@ -78,8 +79,27 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   await (req.faults ?? NO_FAULTS)('leased');
   await sweepScratch(scratchBase(), logger);
   const scratch = await makeScratch(scratchBase(), runId, startedAt);
+  const cacheDir = await usableCacheFolder(req, logger);
   const timings = { ...req.clock?.before, prepare_ms: Math.round(performance.now() - t0) };
-  return { req, runId, startedAt, logger, fault, interrupt, store, sources, leases, scratch, timings, originMs: req.clock?.originMs ?? t0, progress: { doing: 'loading' }, open: {} };
+  return { req, runId, startedAt, logger, fault, interrupt, store, sources, leases, scratch, cacheDir, timings, originMs: req.clock?.originMs ?? t0, progress: { doing: 'loading' }, open: {} };
+}
+
+/**
+ * The caches' folder for the run (RECKON_CACHE_DIR, else one per user beside the scratch folders),
+ * when the cache is on and the folder is the run's user's own (load/cache-folder.ts); a warning
+ * says when it was made private, or why the run goes without it.
+ */
+async function usableCacheFolder(req: RunRequest, logger: RunLogger): Promise<string | undefined> {
+  const c = req.settings.cache;
+  if (!c.enabled) return undefined;
+  const dir = c.dir ?? defaultCacheFolder(scratchBase());
+  const folder = await privateCacheFolder(dir);
+  if (!folder.use) {
+    logger.warn(`the cache folder is not used: ${folder.why}; this run checks every file and evaluates every control (remove the folder, or set RECKON_CACHE_DIR to one of this user's own)`);
+    return undefined;
+  }
+  if (folder.tightened) logger.warn(`the cache folder ${dir} was open to other users; it is now private (0700): its entries are trusted once their checksums match`);
+  return dir;
 }
 
 /** Releases what the run holds, whatever happened: its leases, its DuckDB and its scratch folder. */

@@ -30,7 +30,7 @@
  * cache (`RECKON_CACHE=off`).
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { EvaluationSource } from '../../manifests/v1/schema.js';
 import type { ControlDefinition } from '../controls/definitions.js';
@@ -49,10 +49,10 @@ import type { EvaluationReuse, RunContext } from './context.js';
 /** Version of the results entry's content; a change of layout or meaning raises it. */
 export const RESULTS_FORMAT = 3;
 
-/** The delivery cache of the run's settings: its folder (by default `reckon-cache` beside the scratch folder) and bound; none when off. */
+/** The delivery cache of the run: its folder (checked at preparation, phase-prepare.ts) and bound; none when off or when the folder may not be used. */
 export function cacheConfig(ctx: RunContext): DeliveryCacheConfig | undefined {
   const c = ctx.req.settings.cache;
-  return c.enabled ? { dir: c.dir ?? join(dirname(ctx.scratch), 'reckon-cache'), maxBytes: c.maxBytes } : undefined;
+  return c.enabled && ctx.cacheDir ? { dir: ctx.cacheDir, maxBytes: c.maxBytes } : undefined;
 }
 
 /**

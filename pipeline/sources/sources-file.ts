@@ -152,7 +152,12 @@ function databaseSpec(name: string, raw: unknown, issues: Issue[]): DatabaseSpec
     let u: URL | undefined;
     try { u = new URL(d.url); } catch { issues.push({ path: `${at}.url`, message: 'is not a URL such as postgres://reckon@db.example:5432/orders' }); }
     if (u && !/^postgres(ql)?:$/.test(u.protocol)) issues.push({ path: `${at}.url`, message: 'must start with postgres:// or postgresql://' });
-    if (u && u.password) issues.push({ path: `${at}.url`, message: 'holds a password; a sources file holds no secret: use PGPASSWORD, ~/.pgpass, or url_env naming a variable that holds the URL' });
+    // libpq takes a password from the user info and from a password= parameter alike.
+    if (u && (u.password || u.searchParams.has('password'))) issues.push({ path: `${at}.url`, message: 'holds a password; a sources file holds no secret: use PGPASSWORD, ~/.pgpass, or url_env naming a variable that holds the URL' });
+  }
+  // A host name, an address, or a Unix socket folder (absolute): never user info or a URL, which would be shown back in messages.
+  if (d.host !== undefined && (/[@\s]/.test(d.host) || (!d.host.startsWith('/') && d.host.includes('/')))) {
+    issues.push({ path: `${at}.host`, message: 'is a host name, an IP address or a Unix socket folder (an absolute path); no user, password or URL (give a URL as url or url_env)' });
   }
   const host = d.host ?? '';
   const engine = d.engine ?? (/\.dsql(-[a-z0-9]+)?\.[a-z0-9-]+\.on\.aws$/i.test(host) ? 'aurora-dsql' : 'postgres');
@@ -222,7 +227,12 @@ export async function loadSourcesFile(path: string): Promise<SourcesPlan> {
   let doc: unknown;
   const yamlFile = /\.ya?ml$/i.test(path);
   try {
-    doc = yamlFile ? (await import('yaml')).parse(bytes.toString('utf8')) : JSON.parse(bytes.toString('utf8'));
+    const text = bytes.toString('utf8');
+    const { parse } = await import('yaml');
+    // JSON.parse keeps the last of two equal keys without a word; read as YAML (JSON's superset)
+    // a repeated key is refused, as in a .yaml file.
+    if (!yamlFile) JSON.parse(text);
+    doc = parse(text, yamlFile ? {} : { schema: 'json' });
   } catch (e) {
     throw new ConfigError(`the sources file ${path} is not valid ${yamlFile ? 'YAML' : 'JSON'}: ${(e as Error).message.split('\n')[0]}`, path);
   }

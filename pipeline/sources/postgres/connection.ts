@@ -71,6 +71,7 @@ interface UrlParts { host?: string; port?: number; database?: string; user?: str
 /** The parts of a postgres:// URL (query parameters host, port, sslmode, sslrootcert, application_name, connect_timeout too). */
 function urlParts(text: string, where: string): UrlParts {
   let u: URL;
+  if (/^postgres(ql)?:\/\/[^/?#]*,/.test(text)) throw new ConfigError(`${where} names several hosts; give one (reckon reads from one server: a cluster's reader or writer endpoint)`);
   try { u = new URL(text); } catch { throw new ConfigError(`${where} is not a postgres:// URL`); }
   if (!/^postgres(ql)?:$/.test(u.protocol)) throw new ConfigError(`${where} must start with postgres:// or postgresql://`);
   const p = u.searchParams;
@@ -85,7 +86,7 @@ function urlParts(text: string, where: string): UrlParts {
     port: port === undefined ? undefined : Number(port),
     database: dec(u.pathname.replace(/^\//, ''), 'database'),
     user: p.get('user') ?? dec(u.username, 'user name'),
-    password: dec(u.password, 'password'),
+    password: dec(u.password, 'password') ?? p.get('password') ?? undefined,
     sslmode: p.get('sslmode') ?? undefined,
     sslrootcert: p.get('sslrootcert') ?? undefined,
     applicationName: p.get('application_name') ?? undefined,
