@@ -11,6 +11,7 @@
  * tested (docs/postgres.md says what is and is not).
  */
 import { execFileSync } from 'node:child_process';
+import { connect as connectTcp, createServer, type AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -224,6 +225,44 @@ describe('one snapshot per database', () => {
     expect(after.controls[0].status).toBe('NOT_READY');
   });
 
+  it("a reader idle in the snapshot's transaction is not ended by the role's idle_in_transaction_session_timeout", async () => {
+    const expected = await runIn(live(), ['RC01']);
+    await pg.sql(`ALTER ROLE reckon_ro IN DATABASE live SET idle_in_transaction_session_timeout = '1s'`);
+    try {
+      // orders takes 3 s on one reader; the other reads outbox_events and executions, then waits idle.
+      const slow = sourcesFile({ databases: { live: conn('live', { application_name: 'reckon-live' }) }, datasets: { ...allFrom('live', RC01_READS), orders: { database: 'live', query: 'select o.* from (select pg_sleep(3)) s cross join orders o', watermark: { query: checkpointQuery('orders') } } } });
+      const r = await runIn(slow, ['RC01']);
+      expect([r.exit_code, r.results_digest]).toEqual([expected.exit_code, expected.results_digest]);
+    } finally {
+      await pg.sql('ALTER ROLE reckon_ro IN DATABASE live RESET idle_in_transaction_session_timeout');
+    }
+  });
+
+  it('a helper reader that reaches another server (a reader endpoint, a proxy) reads nothing: the lead reads all, in its one snapshot', async () => {
+    const expected = await runIn(live(), ['RC01']);
+    const other = await startPostgres({ conf: [`listen_addresses = '127.0.0.1'`] });
+    // Connections alternate between the two servers, as a round-robin reader endpoint's may.
+    let turn = 0;
+    const proxy = createServer((client) => {
+      const upstream = connectTcp(turn++ % 2 === 0 ? pg.port : other.port, '127.0.0.1');
+      client.pipe(upstream).pipe(client);
+      const close = () => { client.destroy(); upstream.destroy(); };
+      client.on('error', close);
+      upstream.on('error', close);
+    });
+    try {
+      await other.sql(`CREATE ROLE reckon_ro LOGIN PASSWORD '${PASSWORD}'`);
+      await other.sql('CREATE DATABASE live');
+      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+      const port = (proxy.address() as AddressInfo).port;
+      const r = await runIn(sourcesFile({ databases: { live: { ...conn('live', { host: '127.0.0.1', port }), parallel: 2 } }, datasets: allFrom('live', RC01_READS) }), ['RC01']);
+      expect([r.exit_code, r.results_digest, r.manifestDoc.sources.databases!.live.readers]).toEqual([expected.exit_code, expected.results_digest, 1]);
+    } finally {
+      proxy.close();
+      await other.stop();
+    }
+  });
+
   it('a connection lost mid-extract fails the run with no manifest, and the run can simply be repeated', async () => {
     const expected = await runIn(live(), ['RC01']);
     const store = join(dir, 'store-dropped');
@@ -246,6 +285,25 @@ describe('one snapshot per database', () => {
 });
 
 describe('a signal during the extract', () => {
+  it('on a signal the server is asked to cancel the statement: a backend busy on its own (not writing to the socket) ends too', async () => {
+    const app = 'reckon-cancelled';
+    const sleepy = sourcesFile({ databases: { live: conn('live', { application_name: app, parallel: 1 }) }, datasets: { ...allFrom('live', RC01_READS), orders: { database: 'live', query: 'select o.* from (select pg_sleep(60)) s cross join orders o', watermark: { query: checkpointQuery('orders') } } } });
+    const child = reckonAsync(['run', '--date', DATE, '--control', 'RC01', '--sources', sleepy, '--store', join(dir, 'store-cancelled')]);
+    const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+    const busy = async () => (await pg.sql(`SELECT pid FROM pg_stat_activity WHERE application_name = '${app}' AND state = 'active'`)).rows.length;
+    for (let i = 0; i < 100 && (await busy()) === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await busy()).toBe(1);
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    // Without the cancel request the backend would sleep on for up to a minute.
+    let left = 1;
+    for (let i = 0; i < 30 && left > 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      left = (await pg.sql(`SELECT pid FROM pg_stat_activity WHERE application_name = '${app}'`)).rows.length;
+    }
+    expect(left).toBe(0);
+  });
+
   it('ends the extract at once (a COPY waiting on a lock included): exit 130, nothing published, no session left on the server', async () => {
     const store = join(dir, 'store-signalled');
     const app = 'reckon-signalled';
@@ -440,6 +498,13 @@ describe('connections', () => {
       const m = await prepareError({ url_env: 'RECKON_TEST_LIVE_URL' });
       expect(m).toMatch(/cannot connect: password authentication failed for user "reckon_ro"/);
       expect(m).not.toContain('url-secret-77aa');
+      // libpq's password= parameter is a password too (masked alike), and several hosts are named as such.
+      process.env.RECKON_TEST_LIVE_URL = `postgres://reckon_ro@localhost:${pg.port}/live?sslmode=disable&password=url-param-secret-19cd`;
+      const p = await prepareError({ url_env: 'RECKON_TEST_LIVE_URL' });
+      expect(p).toMatch(/cannot connect: password authentication failed for user "reckon_ro"/);
+      expect(p).not.toContain('url-param-secret-19cd');
+      process.env.RECKON_TEST_LIVE_URL = `postgres://reckon_ro@localhost:${pg.port},localhost:1/live`;
+      expect(await prepareError({ url_env: 'RECKON_TEST_LIVE_URL' })).toContain('the URL in RECKON_TEST_LIVE_URL names several hosts; give one (reckon reads from one server: a cluster\'s reader or writer endpoint)');
     } finally { delete process.env.RECKON_TEST_LIVE_URL; }
     // Aurora DSQL's IAM token (real SDK signer, test credentials) goes to this server as the password, over TLS.
     const aws = { AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
@@ -453,6 +518,11 @@ describe('connections', () => {
     }
     expect(m).toContain(`database live (reckon_ro@localhost:${pg.port}/live) for orders, outbox_events, executions: cannot connect: password authentication failed for user "reckon_ro"`);
     for (const secret of ['X-Amz-Signature', 'X-Amz-Credential', aws.AWS_ACCESS_KEY_ID, aws.AWS_SECRET_ACCESS_KEY]) expect(m).not.toContain(secret);
+  });
+
+  it('engine aurora-dsql given for a PostgreSQL server (read committed, not one snapshot) is refused before any lease', async () => {
+    expect(await prepareError({ ...conn('live'), engine: 'aurora-dsql', auth: 'password' })).toContain(
+      'databases.live.engine: is aurora-dsql, but the server runs a read-only transaction at read committed, so the datasets would not be read at one point in time: it is not Aurora DSQL; give engine: postgres (REPEATABLE READ, one exported snapshot)');
   });
 
   it('a refused connection is exit 2 before any lease, naming the host and datasets', async () => {

@@ -17,6 +17,7 @@
  * here passes through `mask`, which removes each secret this module has handled.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
@@ -232,6 +233,34 @@ export async function openDatabase(spec: DatabaseSpec, datasets: readonly string
   };
 }
 
+/**
+ * Asks the server to cancel the statement `session` runs (the protocol's CancelRequest on a new
+ * socket, as libpq's PQcancel; no credentials, and handled before pg_hba, so it needs no TLS).
+ * Closing the client's socket alone leaves a backend sorting or sleeping until it next writes to
+ * it, holding the snapshot (and the server's vacuum horizon) meanwhile. PostgreSQL only (not
+ * DSQL); best effort, settled within 2 s whatever happens.
+ */
+export function cancelStatement(session: Session): Promise<void> {
+  const { target: t, client } = session;
+  const { processID, secretKey } = client as unknown as { processID?: number; secretKey?: number };
+  if (t.engine !== 'postgres' || processID === undefined || secretKey === undefined) return Promise.resolve();
+  return new Promise((resolve) => {
+    const socket = t.host.startsWith('/') ? connect(join(t.host, `.s.PGSQL.${t.port}`)) : connect(t.port, t.host);
+    const done = () => { socket.destroy(); resolve(); };
+    socket.setTimeout(2000, done);
+    socket.on('error', done);
+    socket.on('close', done);
+    socket.on('connect', () => {
+      const packet = Buffer.alloc(16);
+      packet.writeInt32BE(16, 0);
+      packet.writeInt32BE(80877102, 4);
+      packet.writeInt32BE(processID, 8);
+      packet.writeInt32BE(secretKey, 12);
+      socket.end(packet);
+    });
+  });
+}
+
 function session(target: ConnectionTarget, client: pg.Client, mask: (t: string) => string): Session {
   let lastError: Error | undefined;
   // The first error says why (e.g. 57P01, the backend was terminated); the socket's end follows it.
@@ -247,7 +276,9 @@ async function connectOnce(t: ConnectionTarget, ssl: false | ConnectionOptions, 
     connectionTimeoutMillis: t.connectTimeoutMs,
     keepAlive: true,
     // PostgreSQL sends text in the client encoding; the loader reads UTF-8 (DSQL is UTF-8 only and takes no options).
-    ...(t.engine === 'postgres' ? { options: '-c client_encoding=UTF8' } : {}),
+    // A reader done with its datasets waits in the snapshot's transaction for the others: a role's or
+    // database's idle_in_transaction_session_timeout (common hardening on RDS) must not end it.
+    ...(t.engine === 'postgres' ? { options: '-c client_encoding=UTF8 -c idle_in_transaction_session_timeout=0' } : {}),
   });
   // An error before connect() settles is reported by connect(); one after it by the run.
   client.on('error', () => undefined);

@@ -30,7 +30,7 @@ import { InputError, InterruptedError } from '../../core/errors.js';
 import { NO_FAULTS, type FaultPoints } from '../../core/fault.js';
 import { interruptedBy, NO_INTERRUPT, onInterrupt } from '../../core/interrupt.js';
 import type { DatasetSource } from '../sources-file.js';
-import { describeTarget, type OpenDatabase, type Session } from './connection.js';
+import { cancelStatement, describeTarget, type OpenDatabase, type Session } from './connection.js';
 import { BUILTIN_TYPES, boundLiteral, quoteIdent, quoteLiteral, renderExpression, renderPlan, type DescribedColumn, type RenderPlan, type RenderedColumn } from './render.js';
 
 /** A dataset read from a database, as the sources file gives it. */
@@ -161,7 +161,7 @@ async function plannedBytes(db: Session, sql: string, columns: number): Promise<
  * written).
  */
 export async function checkDatabaseQueries(db: OpenDatabase, sources: readonly DatabaseSource[], window: Window): Promise<{ issues: QueryIssue[]; estimates: Map<string, number> }> {
-  const issues: QueryIssue[] = [];
+  const issues: QueryIssue[] = [...await checkDsqlSnapshot(db)];
   const estimates = new Map<string, number>();
   for (const s of sources) {
     const at = `datasets.${s.dataset}.${s.table !== undefined ? 'table' : 'query'}`;
@@ -184,6 +184,28 @@ export async function checkDatabaseQueries(db: OpenDatabase, sources: readonly D
     }
   }
   return { issues, estimates };
+}
+
+/**
+ * On the Aurora DSQL path the extract's one snapshot rests on DSQL itself: its `BEGIN READ ONLY`
+ * is repeatable read by construction, so no isolation level is asked for. A server that answers
+ * such a transaction at read committed (a PostgreSQL given `engine: aurora-dsql`) would let each
+ * dataset see another point in time: an issue, before any lease. A server that cannot say is
+ * taken as DSQL.
+ */
+async function checkDsqlSnapshot(db: OpenDatabase): Promise<QueryIssue[]> {
+  if (db.target.engine !== 'aurora-dsql') return [];
+  let level: string | undefined;
+  try {
+    await db.client.query('BEGIN READ ONLY');
+    level = (await db.client.query<{ transaction_isolation: string }>('SHOW transaction_isolation')).rows[0]?.transaction_isolation;
+  } catch {
+    level = undefined;
+  } finally {
+    await db.client.query('ROLLBACK').catch(() => undefined);
+  }
+  if (level !== 'read committed' && level !== 'read uncommitted') return [];
+  return [{ path: `databases.${db.target.name}.engine`, message: `is aurora-dsql, but the server runs a read-only transaction at ${level}, so the datasets would not be read at one point in time: it is not Aurora DSQL; give engine: postgres (REPEATABLE READ, one exported snapshot)` }];
 }
 
 /** What a dataset's extract file holds: its rows, SHA-256, size and CSV shape (for the loader, which need not read it again). */
@@ -281,8 +303,14 @@ export async function extractDatabase(db: OpenDatabase, sources: readonly Databa
   const sessions: Session[] = [db, ...(dsql ? [] : db.helpers.slice(0, Math.max(0, sources.length - 1)))];
   const startedAt = new Date().toISOString();
   const doing = new Map<Session, string>([[db, '(the snapshot)']]);
-  // Ending a client with a query on the wire drops its socket: the running statement fails here.
-  const unlisten = onInterrupt(interrupt, () => { for (const s of sessions) void s.client.end().catch(() => undefined); });
+  // Ending a client with a query on the wire drops its socket: the running statement fails here;
+  // the server is asked to cancel it too, or it would run on until it next writes to the socket.
+  const unlisten = onInterrupt(interrupt, () => {
+    for (const s of sessions) {
+      void cancelStatement(s);
+      void s.client.end().catch(() => undefined);
+    }
+  });
   try {
     await db.client.query(begin);
     if (!dsql) await db.client.query(UTC_SESSION);
@@ -290,15 +318,7 @@ export async function extractDatabase(db: OpenDatabase, sources: readonly Databa
     const head = await db.client.query<{ v: string; s: string | null; t: string | null }>(dsql
       ? `SELECT current_setting('server_version') AS v, NULL::text AS s, NULL::text AS t`
       : `SELECT current_setting('server_version') AS v, pg_current_snapshot()::text AS s, to_char(transaction_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS t`);
-    if (sessions.length > 1) {
-      const exported = (await db.client.query<{ id: string }>('SELECT pg_export_snapshot() AS id')).rows[0].id;
-      for (const h of sessions.slice(1)) {
-        doing.set(h, '(the shared snapshot)');
-        await h.client.query(begin);
-        await h.client.query(`SET TRANSACTION SNAPSHOT ${quoteLiteral(exported)}`);
-        await h.client.query(UTC_SESSION);
-      }
-    }
+    if (sessions.length > 1) await shareSnapshot(db, sessions, begin, doing);
     const datasets = await readAll(sessions, sources, dir, window, doing, onDataset, fault);
     for (const s of [...sessions].reverse()) { doing.set(s, '(commit)'); await s.client.query('COMMIT'); }
     return {
@@ -315,6 +335,30 @@ export async function extractDatabase(db: OpenDatabase, sources: readonly Databa
     throw extractFailure(failed, doing.get(failed) ?? '(the snapshot)', (e as { cause?: unknown }).cause ?? e);
   } finally {
     unlisten();
+  }
+}
+
+/**
+ * The lead's snapshot exported to the helpers of `sessions` (removed from it when they cannot
+ * import it). A helper behind a reader endpoint or a proxy may reach another server than the lead
+ * did, where the snapshot does not exist (SQLSTATE 22023, "invalid snapshot identifier"): it then
+ * reads nothing, and the lead and the helpers that share the snapshot read every dataset, still
+ * at one point in time (the manifest's `readers` says how many did).
+ */
+async function shareSnapshot(db: Session, sessions: Session[], begin: string, doing: Map<Session, string>): Promise<void> {
+  const exported = (await db.client.query<{ id: string }>('SELECT pg_export_snapshot() AS id')).rows[0].id;
+  for (const h of sessions.slice(1)) {
+    doing.set(h, '(the shared snapshot)');
+    await h.client.query(begin);
+    try {
+      await h.client.query(`SET TRANSACTION SNAPSHOT ${quoteLiteral(exported)}`);
+    } catch (e) {
+      if (sqlStateOf(e) !== '22023') throw e;
+      await h.client.query('ROLLBACK');
+      sessions.splice(sessions.indexOf(h), 1);
+      continue;
+    }
+    await h.client.query(UTC_SESSION);
   }
 }
 
