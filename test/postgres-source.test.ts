@@ -263,6 +263,17 @@ describe('one snapshot per database', () => {
     }
   });
 
+  it('a query ending in a -- comment runs as written', async () => {
+    const expected = await runIn(live(), ['RC01']);
+    const commented = sourcesFile({ databases: { live: conn('live') }, datasets: { ...allFrom('live', RC01_READS), orders: { database: 'live', query: 'select * from orders -- every order', watermark: { query: `${checkpointQuery('orders')} -- the projection` } } } });
+    expect((await runIn(commented, ['RC01'])).results_digest).toBe(expected.results_digest);
+  });
+
+  it('a statement the server refuses for its data while extracting says a repeat fails the same way (not "can be repeated")', async () => {
+    const boom = sourcesFile({ databases: { live: conn('live') }, datasets: { ...allFrom('live', RC01_READS), orders: { database: 'live', query: 'select o.* from orders o where 1 / (o.order_version - o.order_version) = 1', watermark: { query: checkpointQuery('orders') } } } });
+    await expect(runIn(boom, ['RC01'])).rejects.toThrow(`database live (reckon_ro@localhost:${pg.port}/live): extracting orders failed: division by zero (SQLSTATE 22012); nothing was published; a repeat fails the same way until the query (in the sources file) or the rows it reads are corrected`);
+  });
+
   it('a connection lost mid-extract fails the run with no manifest, and the run can simply be repeated', async () => {
     const expected = await runIn(live(), ['RC01']);
     const store = join(dir, 'store-dropped');
@@ -518,6 +529,25 @@ describe('connections', () => {
     }
     expect(m).toContain(`database live (reckon_ro@localhost:${pg.port}/live) for orders, outbox_events, executions: cannot connect: password authentication failed for user "reckon_ro"`);
     for (const secret of ['X-Amz-Signature', 'X-Amz-Credential', aws.AWS_ACCESS_KEY_ID, aws.AWS_SECRET_ACCESS_KEY]) expect(m).not.toContain(secret);
+  });
+
+  it('reads the password from the password file, and says when it skipped one others may read', async () => {
+    const file = join(dir, 'pgpass');
+    writeFileSync(file, `localhost:${pg.port}:live:reckon_ro:${PASSWORD}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+    // The pgpass package reads the process's PGPASSFILE, and no file while PGPASSWORD is set.
+    process.env.PGPASSFILE = file;
+    delete process.env.PGPASSWORD;
+    let skipped: string;
+    try {
+      expect(await prepareError(conn('live'), { PGPASSFILE: file })).toBe('connected');
+      chmodSync(file, 0o644);
+      skipped = await prepareError(conn('live'), { PGPASSFILE: file });
+    } finally {
+      delete process.env.PGPASSFILE;
+      process.env.PGPASSWORD = PASSWORD;
+    }
+    expect(skipped).toBe(`database live (reckon_ro@localhost:${pg.port}/live) for orders, outbox_events, executions: no password for reckon_ro at localhost:${pg.port}: set PGPASSWORD, add a line to the password file (~/.pgpass or PGPASSFILE), or name a URL variable with url_env; the password file ${file} was not read: others may read it (make it private: chmod 600 ${file})`);
   });
 
   it('engine aurora-dsql given for a PostgreSQL server (read committed, not one snapshot) is refused before any lease', async () => {

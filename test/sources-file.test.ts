@@ -121,7 +121,7 @@ datasets:
       'datasets.executions.table: must be a table name such as orders or trading.orders (use query for anything else)',
       expect.stringMatching(/^datasets\.trades: unknown dataset; the datasets are orders, outbox_events, /),
       'datasets.venue_fills.database: a dataset read from a location takes only location (its _watermark.json says its watermark)',
-      'datasets.ledger_postings.query: must be one SELECT statement (no ;)',
+      "datasets.ledger_postings.query: must be one SELECT statement: no ';' anywhere, not even in a string literal or a comment (write chr(59) for one in a literal)",
       "datasets.bank_statement_lines.since.column: bank_statement_lines's window column is not a timestamp column of the query: name the column the bound applies to",
       'databases.secret.url: give url or url_env, not both',
       expect.stringMatching(/^datasets\.bank_statements\.since\.days_before_window: /),
@@ -188,6 +188,9 @@ describe('rendering a query result in the contract text form', () => {
       expect(plan).toMatchObject({ kind: 'refused', column: 'amount_minor', rule, message: `column amount_minor is ${what}; ${fix}` });
     }
     expect(renderPlan(spec, 'select 1', cols({ leg: 'float8' }))).toMatchObject({ kind: 'refused', column: 'leg' });
+    // Every refused column is named in the one entry.
+    expect(renderPlan(spec, 'select 1', cols({ leg: 'float4', amount_minor: 'float8', ledger_seq: 'money' }))).toMatchObject({ kind: 'refused', column: 'leg', rule: 'database_float_column',
+      message: 'column leg is real (a binary float); a decimal, amount or int column must be numeric or an integer type; cast it in a query (leg::numeric AS leg) or change the table; also amount_minor is double precision (a binary float); ledger_seq is PostgreSQL\'s money type (text in the server\'s locale)' });
     // A float in a text column is only text (its form is judged by the column's rule).
     expect(renderPlan(spec, 'select 1', cols({ posting_set_id: 'float8' })).kind).toBe('select');
   });

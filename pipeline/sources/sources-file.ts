@@ -48,6 +48,9 @@ const DatabaseEntry = z.strictObject({
   application_name: z.string().min(1).max(63).optional(),
 });
 
+/** Why a query with a `;` is refused: one statement, told apart without parsing SQL (a `;` in a literal too; chr(59) writes one). */
+const NO_SEMICOLON = "must be one SELECT statement: no ';' anywhere, not even in a string literal or a comment (write chr(59) for one in a literal)";
+
 const DatasetEntry = z.strictObject({
   database: z.string().min(1).optional(),
   table: z.string().min(1).optional(),
@@ -201,8 +204,8 @@ function datasetSource(name: string, raw: unknown, base: string, databases: Read
   if ((d.table === undefined) === (d.query === undefined)) issues.push({ path: at, message: 'give exactly one of table or query' });
   const table = d.table === undefined ? undefined : quoteTableName(d.table);
   if (d.table !== undefined && !table) issues.push({ path: `${at}.table`, message: 'must be a table name such as orders or trading.orders (use query for anything else)' });
-  if (d.query !== undefined && bareQuery(d.query).includes(';')) issues.push({ path: `${at}.query`, message: 'must be one SELECT statement (no ;)' });
-  if (typeof d.watermark === 'object' && bareQuery(d.watermark.query).includes(';')) issues.push({ path: `${at}.watermark.query`, message: 'must be one SELECT statement (no ;)' });
+  if (d.query !== undefined && bareQuery(d.query).includes(';')) issues.push({ path: `${at}.query`, message: NO_SEMICOLON });
+  if (typeof d.watermark === 'object' && bareQuery(d.watermark.query).includes(';')) issues.push({ path: `${at}.watermark.query`, message: NO_SEMICOLON });
   let since: ExtractBound | undefined;
   if (d.since && spec) {
     const column = d.since.column ?? (spec.columns.find((c) => c.name === spec.windowColumn && c.kind === 'timestamp')?.name);

@@ -16,8 +16,9 @@
  * A password or token never appears in a log, a manifest or an error: every message that leaves
  * here passes through `mask`, which removes each secret this module has handled.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
+import { Writable } from 'node:stream';
 import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
@@ -153,7 +154,21 @@ async function passwordFor(t: ConnectionTarget, urlPassword: string | undefined,
   if (urlPassword !== undefined) return urlPassword;
   if (env.PGPASSWORD !== undefined) return env.PGPASSWORD;
   const { default: pgpass } = await import('pgpass');
+  // Its own "WARNING: password file … has group or world access" would be a stray stderr line: the
+  // "no password" error says it instead (ignoredPassFile).
+  (pgpass as unknown as { warnTo?: (s: NodeJS.WritableStream) => unknown }).warnTo?.(new Writable({ write: (_c, _e, done) => done() }));
   return new Promise((resolve) => pgpass({ host: t.host, port: t.port, database: t.database, user: t.user }, (pass) => resolve(pass ?? undefined)));
+}
+
+/** A note that the password file exists but was not read because others may read it (as libpq, the pgpass package skips such a file); empty otherwise. */
+function ignoredPassFile(env: NodeJS.ProcessEnv): string {
+  const file = env.PGPASSFILE ?? join(homedir(), '.pgpass');
+  try {
+    const mode = statSync(file).mode;
+    return (mode & 0o077) !== 0 ? `; the password file ${file} was not read: others may read it (make it private: chmod 600 ${file})` : '';
+  } catch {
+    return '';
+  }
 }
 
 /** An Aurora DSQL IAM authentication token for the target (admin's for the user `admin`). */
@@ -200,7 +215,7 @@ export async function openDatabase(spec: DatabaseSpec, datasets: readonly string
   const mask = (text: string) => maskSecrets(text, secrets);
   const password = async () => {
     const p = target.auth === 'dsql-iam' ? await dsqlToken(target) : await passwordFor(target, urlPassword, env);
-    if (p === undefined) throw new ConfigError(`no password for ${target.user} at ${target.host}:${target.port}: set PGPASSWORD, add a line to the password file (~/.pgpass or PGPASSFILE), or name a URL variable with url_env`);
+    if (p === undefined) throw new ConfigError(`no password for ${target.user} at ${target.host}:${target.port}: set PGPASSWORD, add a line to the password file (~/.pgpass or PGPASSFILE), or name a URL variable with url_env${ignoredPassFile(env)}`);
     secrets.push(p);
     return p;
   };

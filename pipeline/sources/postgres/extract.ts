@@ -116,7 +116,7 @@ const YEAR_1_US = -62_135_596_800_000_000n;
 
 /** Describes a SELECT's result columns (`LIMIT 0`: no row is read). Domains are shown as their base type. */
 export async function describeQuery(db: Session, sql: string): Promise<DescribedColumn[]> {
-  const r = await db.client.query({ text: `SELECT * FROM (${sql}) AS q LIMIT 0`, rowMode: 'array' });
+  const r = await db.client.query({ text: `SELECT * FROM (${sql}\n) AS q LIMIT 0`, rowMode: 'array' });
   const unknown = [...new Set(r.fields.map((f) => f.dataTypeID).filter((oid) => BUILTIN_TYPES[oid] === undefined))];
   const names = new Map<number, string>();
   if (unknown.length) {
@@ -146,7 +146,7 @@ function boundFor(source: DatabaseSource, cols: readonly DescribedColumn[], wind
 /** The planner's size of a query's result in bytes (rows × width), roughly its CSV size; 0 when it cannot say. */
 async function plannedBytes(db: Session, sql: string, columns: number): Promise<number> {
   try {
-    const r = await db.client.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number; 'Plan Width': number } }] }>(`EXPLAIN (FORMAT JSON) SELECT * FROM (${sql}) AS q`);
+    const r = await db.client.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number; 'Plan Width': number } }] }>(`EXPLAIN (FORMAT JSON) SELECT * FROM (${sql}\n) AS q`);
     const plan = r.rows[0]['QUERY PLAN'][0].Plan;
     return Math.round(plan['Plan Rows'] * (plan['Plan Width'] + columns));
   } catch {
@@ -271,7 +271,7 @@ async function readWatermark(db: Session, query: string): Promise<{ rows: number
   const utc = db.target.engine === 'postgres';
   const pick = (name: string, kind: 'bool' | 'int') => cols.find((c) => c.name === name) && renderExpression(`q.${quoteIdent(name)}`, cols.find((c) => c.name === name)!.type, kind, utc);
   const exprs = [renderExpression(`q.${quoteIdent(cols[0].name)}`, cols[0].type, 'timestamp', utc), pick('complete', 'bool') ?? 'NULL', pick('sequence', 'int') ?? 'NULL'];
-  const r = await db.client.query({ text: `SELECT ${exprs.join(', ')} FROM (${query}) AS q LIMIT 2`, rowMode: 'array' });
+  const r = await db.client.query({ text: `SELECT ${exprs.join(', ')} FROM (${query}\n) AS q LIMIT 2`, rowMode: 'array' });
   if (r.rows.length !== 1 || r.rows[0][0] === null) return { rows: r.rows.length };
   const [value, complete, sequence] = r.rows[0] as (string | null)[];
   return { rows: 1, doc: { watermark: value, ...(complete !== null ? { complete: complete === 'true' ? true : complete === 'false' ? false : complete } : {}), ...(sequence !== null ? { sequence } : {}) } };
@@ -281,9 +281,12 @@ async function readWatermark(db: Session, query: string): Promise<{ rows: number
 function extractFailure(db: Session, dataset: string, e: unknown): InputError {
   const lost = db.lastError() ?? (/Connection terminated|ECONNRESET|EPIPE|not queryable/i.test(String((e as Error).message)) ? (e as Error) : undefined);
   const where = `database ${db.target.name} (${describeTarget(db.target)})`;
+  // A statement the server refuses for its text or its data (classes 22, 25, 42, 0A: a byte not
+  // UTF-8, a write in the read-only transaction, an undefined column) fails again on a repeat.
+  const standing = !lost && /^(22|25|42|0A)/.test(sqlStateOf(e) ?? '');
   const text = lost
     ? `the connection to ${where} was lost while extracting ${dataset}: ${messageOf(lost)}; nothing was published and the run can be repeated`
-    : `${where}: extracting ${dataset} failed: ${messageOf(e)}; nothing was published and the run can be repeated`;
+    : `${where}: extracting ${dataset} failed: ${messageOf(e)}; nothing was published; ${standing ? 'a repeat fails the same way until the query (in the sources file) or the rows it reads are corrected' : 'the run can be repeated'}`;
   return new InputError({ message: db.mask(text) });
 }
 

@@ -152,10 +152,16 @@ function orderTerm(d: DescribedColumn): string {
 export function renderPlan(spec: DatasetSpec, sourceSql: string, described: readonly DescribedColumn[], bound?: { column: string; literal: string }, utcSession = false): RenderPlan {
   const kinds = new Map(spec.columns.map((c) => [c.name, c.kind]));
   const columns: RenderedColumn[] = described.map((d) => ({ name: d.name, type: d.type, role: kinds.has(d.name) ? 'contract' : 'extra' }));
-  for (const d of described) {
+  // Every refused column is named at once (the first in the entry's column), so one fix of the query does.
+  const refusals = described.flatMap((d) => {
     const kind = kinds.get(d.name);
     const refused = kind && refusalOf(d.name, d.type, kind);
-    if (refused) return { kind: 'refused', column: d.name, ...refused, columns };
+    return refused ? [{ column: d.name, ...refused }] : [];
+  });
+  if (refusals.length) {
+    const [first, ...more] = refusals;
+    const message = more.length ? `${first.message}; also ${more.map((r) => r.message.split(';')[0].replace(/^column /, '')).join('; ')}` : first.message;
+    return { kind: 'refused', column: first.column, rule: first.rule, message, columns };
   }
   const exprs = described.map((d) => {
     const kind = kinds.get(d.name);
@@ -168,5 +174,5 @@ export function renderPlan(spec: DatasetSpec, sourceSql: string, described: read
   const order = [...key.filter((k) => names.includes(k)), ...names.filter((n) => !key.includes(n) && kinds.has(n))];
   const where = bound ? ` WHERE q.${quoteIdent(bound.column)} >= ${bound.literal} OR q.${quoteIdent(bound.column)} IS NULL` : '';
   const orderBy = order.length ? ` ORDER BY ${order.map((n) => orderTerm(described.find((d) => d.name === n)!)).join(', ')}` : '';
-  return { kind: 'select', sql: `SELECT ${exprs.join(', ')} FROM (${sourceSql}) AS q${where}${orderBy}`, columns, header: names };
+  return { kind: 'select', sql: `SELECT ${exprs.join(', ')} FROM (${sourceSql}\n) AS q${where}${orderBy}`, columns, header: names };
 }
