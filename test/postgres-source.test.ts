@@ -120,7 +120,7 @@ describe('a run from PostgreSQL', () => {
     expect(m.sources.file).toEqual({ path: file, sha256: sha256(readFileSync(file)) });
     const db = m.sources.databases!.authority;
     expect(db).toMatchObject({
-      engine: 'postgres', host: 'localhost', port: pg.port, database: 'authority', user: 'reckon_ro', sslmode: 'verify-full', auth: 'password', reader: 'copy', readers: 2,
+      engine: 'postgres', host: 'localhost', port: pg.port, database: 'authority', user: 'reckon_ro', sslmode: 'verify-full', tls: true, auth: 'password', reader: 'copy', readers: 2,
       transaction: 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ',
     });
     expect(db.server_version).toMatch(/^1[5-9]\.[0-9]+/);
@@ -182,6 +182,8 @@ describe('a run from PostgreSQL', () => {
   it('without a default location, a dataset the file does not list is absent: no rows, no watermark', async () => {
     const file = sourcesFile({ databases: { authority: conn('authority') }, datasets: allFrom('authority', ['orders', 'executions']) });
     const r = await runIn(file, ['RC01']);
+    // sslmode disable: the manifest says the connection was not encrypted.
+    expect(r.manifestDoc.sources.databases!.authority).toMatchObject({ sslmode: 'disable', tls: false });
     const outbox = r.manifestDoc.sources.datasets.outbox_events;
     expect(outbox).toMatchObject({ present: false, objects: [], records_read: 0, watermark: { source: 'none', value: null }, origin: { kind: 'absent' } });
     expect(r.controls[0]).toMatchObject({ status: 'NOT_READY', readiness: { ready: false, reasons: ['outbox_events: the sources file gives it no location and has no default (an empty dataset without a watermark, CONTRACT §2); correct the sources file: waiting does not change this'] } });
@@ -561,6 +563,17 @@ describe('connections', () => {
     const file = sourcesFile({ databases: { live: conn('live', { port }) }, datasets: allFrom('live', RC01_READS) });
     await expect(runIn(file, ['RC01'], store)).rejects.toThrow(`database live (reckon_ro@localhost:${port}/live) for orders, outbox_events, executions: cannot connect: connection refused (is a server listening on that host and port?)`);
     expect(existsSync(join(store, 'leases'))).toBe(false);
+  });
+
+  it('every database that refuses is reported in one run, not one per attempt', async () => {
+    const port = await freePort();
+    const file = sourcesFile({
+      databases: { live: conn('live', { port }), exact: conn('exact', { user: 'nobody_here' }) },
+      datasets: { ...allFrom('live', ['orders', 'outbox_events']), executions: { database: 'exact', table: 'executions' } },
+    });
+    await expect(runIn(file, ['RC01'])).rejects.toThrow(`2 databases of the sources file ${file} refuse the run:\n`
+      + `  database exact (nobody_here@localhost:${pg.port}/exact) for executions: cannot connect: password authentication failed for user "nobody_here" (the password comes from PGPASSWORD, the password file or url_env)\n`
+      + `  database live (reckon_ro@localhost:${port}/live) for orders, outbox_events: cannot connect: connection refused (is a server listening on that host and port?)`);
   });
 
   it('TLS verify-full checks the chain against the CA file and the host name', async () => {

@@ -174,6 +174,10 @@ describe('connections', () => {
 
   it('mask every secret and any URL password in a message', () => {
     expect(maskSecrets('failed for postgres://u:p%40ss@h/db and token abc.def', ['abc.def'])).toBe('failed for postgres://u:***@h/db and token ***');
+    expect(maskSecrets('a long secret s3cret-long inside words: xs3cret-longx', ['s3cret-long'])).toBe('a long secret *** inside words: x***x');
+    // A short one is masked where it stands alone only: stars inside words would tell it.
+    expect(maskSecrets('for executions: password x refused (x)', ['x'])).toBe('for executions: password *** refused (***)');
+    expect(maskSecrets('a.b+c in a.b+cd and a.b+c', ['a.b+c'])).toBe('*** in a.b+cd and ***');
   });
 });
 

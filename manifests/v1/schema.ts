@@ -167,6 +167,8 @@ const DatabaseExtract = z.object({
   database: z.string(),
   user: z.string(),
   sslmode: z.string(),
+  /** Whether the lead connection is encrypted (sslmode prefer falls back to the clear when the server offers no TLS); absent in manifests before it was recorded. */
+  tls: z.boolean().optional(),
   auth: z.string(),
   reader: z.enum(['copy', 'cursor']),
   readers: z.number().int().positive(),

@@ -157,16 +157,21 @@ async function checkFolders(plan: SourcesPlan, sources: ReadonlyMap<string, Data
 /** Connects to each database a read dataset needs, in name order; closes them all if one fails. */
 async function connectDatabases(plan: SourcesPlan, sources: ReadonlyMap<string, DatasetSource>, opts: PrepareOptions): Promise<Map<string, OpenDatabase>> {
   const open = new Map<string, OpenDatabase>();
-  try {
-    for (const name of [...plan.databases.keys()].sort()) {
-      const datasets = databaseSources(sources, name).map((s) => s.dataset);
-      if (datasets.length) open.set(name, await (await connection()).openDatabase(plan.databases.get(name)!, datasets, opts.env ?? process.env));
+  const failures: unknown[] = [];
+  // Every database is tried, so one run reports every one that refuses (each error names its database).
+  for (const name of [...plan.databases.keys()].sort()) {
+    const datasets = databaseSources(sources, name).map((s) => s.dataset);
+    if (!datasets.length) continue;
+    try {
+      open.set(name, await (await connection()).openDatabase(plan.databases.get(name)!, datasets, opts.env ?? process.env));
+    } catch (e) {
+      failures.push(e);
     }
-  } catch (e) {
-    for (const db of open.values()) await db.close();
-    throw e;
   }
-  return open;
+  if (!failures.length) return open;
+  for (const db of open.values()) await db.close();
+  if (failures.length === 1 || !failures.every((e) => e instanceof ConfigError)) throw failures[0];
+  throw new ConfigError(`${failures.length} databases of the sources file ${plan.path} refuse the run:\n${failures.map((e) => `  ${(e as Error).message}`).join('\n')}`, plan.path);
 }
 
 /** A promise with its resolve and reject, for a dataset the loader waits for. */

@@ -195,10 +195,18 @@ export function connectionReason(e: unknown, t: ConnectionTarget): string {
   return /^[0-9A-Z]{5}$/.test(code) ? `${msg} (SQLSTATE ${code})` : msg;
 }
 
-/** Replaces every secret in `text` by `***`; URL passwords (`//user:secret@`) are masked too. */
+/**
+ * Replaces every secret in `text` by `***`; URL passwords (`//user:secret@`) are masked too. A
+ * short secret (under 6 characters) is masked only where it stands alone, between characters that
+ * are not letters or digits: masked inside words (`e***ecutions` for the password `x`), the stars
+ * themselves would tell it.
+ */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
   let out = text.replace(/(\/\/[^:/@\s]*:)[^@\s]*@/g, '$1***@');
-  for (const s of secrets) if (s.length >= 1) out = out.split(s).join('***');
+  for (const s of secrets) {
+    if (s.length >= 6) out = out.split(s).join('***');
+    else if (s.length >= 1) out = out.replace(new RegExp(`(?<![\\p{L}\\p{N}])${s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}])`, 'gu'), '***');
+  }
   return out;
 }
 

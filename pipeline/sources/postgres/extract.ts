@@ -92,6 +92,8 @@ export interface DatabaseExtract {
   readonly database: string;
   readonly user: string;
   readonly sslmode: string;
+  /** Whether the lead connection is encrypted (TLS), as it was made: `prefer` may have fallen back to the clear. */
+  readonly tls: boolean;
   readonly auth: string;
   readonly reader: 'copy' | 'cursor';
   /** Sessions that read datasets at once in the one snapshot (1: the lead alone). */
@@ -326,7 +328,7 @@ export async function extractDatabase(db: OpenDatabase, sources: readonly Databa
     for (const s of [...sessions].reverse()) { doing.set(s, '(commit)'); await s.client.query('COMMIT'); }
     return {
       name: db.target.name, engine: db.target.engine, host: db.target.host, port: db.target.port, database: db.target.database,
-      user: db.target.user, sslmode: db.target.sslmode, auth: db.target.auth, reader: db.target.reader, readers: sessions.length,
+      user: db.target.user, sslmode: db.target.sslmode, tls: encrypted(db), auth: db.target.auth, reader: db.target.reader, readers: sessions.length,
       server_version: head.rows[0].v, transaction: begin, snapshot: head.rows[0].s, transaction_started_at: head.rows[0].t,
       started_at: startedAt, finished_at: new Date().toISOString(), datasets,
     };
@@ -340,6 +342,9 @@ export async function extractDatabase(db: OpenDatabase, sources: readonly Databa
     unlisten();
   }
 }
+
+/** Whether the session's socket is a TLS one. */
+const encrypted = (s: Session): boolean => (s.client as unknown as { connection?: { stream?: { encrypted?: boolean } } }).connection?.stream?.encrypted === true;
 
 /**
  * The lead's snapshot exported to the helpers of `sessions` (removed from it when they cannot
