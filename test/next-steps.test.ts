@@ -109,6 +109,9 @@ describe('controls waiting or incomplete', () => {
     expect(nextSteps(input([standing, 'notification_receipts watermark 2026-11-02T12:00:00Z (database) is before the window end 2026-11-03T00:00:00Z'])).next).toEqual([
       'correct the sources file (the reasons above say what it lacks), then: reckon run --window 2026-11-02T00:00:00Z/2026-11-03T00:00:00Z --control RC01,RC06 --sources F.yaml --store S',
     ]);
+    // A sources-file run's quarantine may be the file's own query: the step says so.
+    const incomplete = nextSteps({ ...input([]), results: [{ ...result('RC03', []), status: 'INCOMPLETE', readiness: { ready: true, reasons: [] } } as unknown as ControlResult] });
+    expect(incomplete.next).toEqual(["correct the quarantined input (a file, rows in a database, or a query or watermark query of the sources file: the entries say which), then: reckon run --window 2026-11-02T00:00:00Z/2026-11-03T00:00:00Z --control RC03 --sources F.yaml --store S --trigger incident --rerun-of run-x --reason 'corrected input'"]);
     const steps = nextSteps(input(['notification_intents has no watermark']));
     expect(steps.next).toEqual(['once the watermarks reach 2026-11-03T00:00:00Z: reckon run --window 2026-11-02T00:00:00Z/2026-11-03T00:00:00Z --control RC01,RC06 --sources F.yaml --store S (a schedule runs it again by itself)']);
   });

@@ -56,7 +56,8 @@ describe('schedule --plan nightly on a new store, with the default lookback', ()
     expect(first.stdout.split('\n')[0]).toMatch(/^\[2026-11-02T00:00:00Z, 2026-11-03T00:00:00Z\) {2}ran {7}run-\S+ NOT_READY$/);
     expect(first.stdout.split('\n').filter((l) => l.startsWith('['))).toHaveLength(1);
     // The cron log says what the window waits for, as reckon run's summary does.
-    expect(first.stdout.split('\n')[1]).toBe(`    next: once the watermarks reach 2026-11-03T00:00:00Z: reckon run --window 2026-11-02T00:00:00Z/2026-11-03T00:00:00Z --control RC01 --sources ${sources} --store ${store} (a schedule runs it again by itself)`);
+    expect(first.stdout.split('\n')[1]).toBe('    not ready: RC01: executions watermark 2026-11-02T23:00:00Z (declared) is before the window end 2026-11-03T00:00:00Z');
+    expect(first.stdout.split('\n')[2]).toBe(`    next: once the watermarks reach 2026-11-03T00:00:00Z: reckon run --window 2026-11-02T00:00:00Z/2026-11-03T00:00:00Z --control RC01 --sources ${sources} --store ${store} (a schedule runs it again by itself)`);
     expect(first.stderr).toContain(`first scheduled run of ${sources} on this store: only the latest due window [2026-11-02T00:00:00Z, 2026-11-03T00:00:00Z) runs, not the 2 earlier one(s) of the default lookback; give --lookback to catch those up`);
     // The extract arrives: the next call runs that window again, and still none before it.
     writeFileSync(join(sources, 'executions', '_watermark.json'), JSON.stringify({ watermark: '2026-11-03T00:05:00Z', complete: true }));

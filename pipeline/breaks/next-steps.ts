@@ -137,7 +137,7 @@ function statusNext(input: NextStepsInput, status: Exclude<ControlResult['status
     case 'NOT_READY': return standing(input, ids)
       ? `correct the sources file (the reasons above say what it lacks), then: ${reckonCommand(rerun)}`
       : `once the watermarks reach ${input.window.end}: ${reckonCommand(rerun)} (a schedule runs it again by itself)`;
-    case 'INCOMPLETE': return `correct the quarantined input, then: ${reckonCommand([...rerun, '--trigger', 'incident', '--rerun-of', input.run_id, '--reason', 'corrected input'])}`;
+    case 'INCOMPLETE': return `correct the quarantined input${/\.(ya?ml|json)$/i.test(input.sources) ? ' (a file, rows in a database, or a query or watermark query of the sources file: the entries say which)' : ''}, then: ${reckonCommand([...rerun, '--trigger', 'incident', '--rerun-of', input.run_id, '--reason', 'corrected input'])}`;
   }
 }
 

@@ -86,7 +86,8 @@ async function schedule(argv: string[], { io, settings }: CommandContext, interr
         window: w, controls: selection, sources, store: storeLocation, config, trigger, ...signing,
         reason: null, rerunOf: null, settings, logger, progress, alerts, faults, interrupt, env: io.env,
       });
-      report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code, next: runNextSteps(r, { config, controls: selection, store: storeLocation }).next });
+      const notReady = r.controls.flatMap((c) => (c.status === 'NOT_READY' ? c.readiness.reasons.map((why) => `${c.control_id}: ${why}`) : []));
+      report.push({ start: w.start, end: w.end, action: 'ran', run_id: r.run_id, status: r.status, exit_code: r.exit_code, ...(notReady.length ? { not_ready: notReady } : {}), next: runNextSteps(r, { config, controls: selection, store: storeLocation }).next });
     } catch (e) {
       if (!(e instanceof ConcurrencyError)) {
         // The windows already run are published: say so before the error (stderr) ends the schedule.
@@ -114,12 +115,12 @@ function reportText(report: readonly ReportedWindow[], o: { store: string; confi
   return lines.join('');
 }
 
-/** One due window and what the schedule did with it (`--json` windows[]). */
-interface ReportedWindow { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode; next?: readonly string[] }
+/** One due window and what the schedule did with it (`--json` windows[]); `not_ready`: each NOT_READY control's reasons, as `RCnn: reason`. */
+interface ReportedWindow { start: string; end: string; action: string; run_id: string | null; status: string | null; exit_code: ExitCode; not_ready?: readonly string[]; next?: readonly string[] }
 
-/** One window of the schedule's report as its text output: a line, then the run's first commands (what a non-clean run asks for). */
+/** One window of the schedule's report as its text output: a line, the reasons of its controls not ready, then the run's first commands (what a non-clean run asks for). */
 const windowLine = (r: ReportedWindow) =>
-  `${`[${r.start}, ${r.end})  ${r.action.padEnd(9)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n${(r.next ?? []).map((n) => `    next: ${n}\n`).join('')}`;
+  `${`[${r.start}, ${r.end})  ${r.action.padEnd(9)} ${r.run_id ?? ''} ${r.status ?? ''}`.trimEnd()}\n${(r.not_ready ?? []).map((n) => `    not ready: ${n}\n`).join('')}${(r.next ?? []).map((n) => `    next: ${n}\n`).join('')}`;
 
 /**
  * The due windows the schedule runs: all of them with an explicit lookback; otherwise none before
