@@ -33,7 +33,7 @@
  * run adds entries, the least recently used ones are removed until the total fits.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -122,6 +122,22 @@ export interface KeptFiles {
  */
 const DATA_NAME = /^[a-z_]+(\.json|\.parquet)?$/;
 const fileOf = (name: string) => (name.includes('.') ? name : `${name}.parquet`);
+
+/** The end of foreignFile's answer for a path that is not there (an entry evicted meanwhile: a miss, not a refusal). */
+const MISSING = 'is missing';
+
+/**
+ * Why the entry folder (`folder`) or data file at `path` is not this user's own: a symbolic link,
+ * not a folder or regular file, or another owner (whoever wrote it could have written matching
+ * checksums); undefined when it is. A path that is not there ends with MISSING.
+ */
+async function foreignFile(path: string, folder = false): Promise<string | undefined> {
+  const st = await lstat(path).catch(() => undefined);
+  if (!st) return `${path} ${MISSING}`;
+  if (folder ? !st.isDirectory() : !st.isFile()) return `${path} is not a ${folder ? 'folder' : 'regular file'}`;
+  const me = process.getuid?.();
+  return me === undefined || st.uid === me ? undefined : `${path} belongs to uid ${st.uid}, not to this run's user: not trusted`;
+}
 
 /** What every entry's body holds besides its content: layout version, key, what the key was made of, its data files. */
 interface EntryFrame {
@@ -236,8 +252,16 @@ export class DeliveryCache {
   /** `lookup` for an entry of any kind: its verified body and the scratch links of its data files. */
   async lookupEntry<B extends object>(key: string): Promise<EntryLookup<B>> {
     const dir = this.entryDir(key);
+    // An entry is read only when it is this user's own (load/cache-folder.ts): its checksums alone
+    // would trust whoever wrote it consistently.
+    const foreign = await foreignFile(dir, true) ?? await foreignFile(join(dir, 'entry.json'));
+    if (foreign?.endsWith(MISSING)) return undefined;
     let text: string;
-    try { text = await readFile(join(dir, 'entry.json'), 'utf8'); } catch { return undefined; }
+    try { text = foreign ? '' : await readFile(join(dir, 'entry.json'), 'utf8'); } catch { return undefined; }
+    if (foreign) {
+      await this.remove(dir);
+      return { refused: foreign };
+    }
     const found = await this.verify<B>(dir, key, text);
     if (found === undefined || 'entry' in found) {
       if (found) {
@@ -263,6 +287,9 @@ export class DeliveryCache {
       if (!want) continue;
       if (!DATA_NAME.test(name)) return { refused: `entry.json names a data file ${JSON.stringify(name)}` };
       const from = join(dir, fileOf(name));
+      const foreign = await foreignFile(join(dir, fileOf(name)));
+      // A file not there is told apart below (evicted meanwhile, or a damaged entry).
+      if (foreign && !foreign.endsWith(MISSING)) return { refused: foreign };
       const staged = join(this.scratch, `k${String(++this.staged).padStart(6, '0')}-${fileOf(name)}`);
       try {
         await link(from, staged).catch(() => copyFile(from, staged));

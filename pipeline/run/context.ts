@@ -97,6 +97,8 @@ export interface RunContext {
   readonly scratch: string;
   /** The delivery and results caches' folder, checked to be the run's user's own (load/cache-folder.ts); undefined: no cache this run. */
   readonly cacheDir?: string;
+  /** A manifest note on the cache folder: why it was not used, or that it was made private. */
+  readonly cacheNote?: string;
   readonly timings: PhaseTimings;
   /** The `performance.now()` at which the run's wall time (`timings.wall_ms`) starts. */
   readonly originMs: number;

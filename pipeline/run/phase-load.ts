@@ -37,7 +37,7 @@ export async function loadInputs(ctx: RunContext): Promise<LoadedInputs> {
   const { req, timings } = ctx;
   ctx.logger.info(`loading ${req.sources}`, { phase: 'load' });
   const located = await timed(timings, 'locate_ms', () => ctx.sources.locate(ctx.scratch));
-  const notes = await strayNotes(ctx, located);
+  const notes = [...(ctx.cacheNote ? [ctx.cacheNote] : []), ...await strayNotes(ctx, located)];
   const reads = datasetsRead(req.controls.selected);
   const { engine, conn } = await timed(timings, 'engine_ms', async () => {
     const e = await openEngine(ctx.scratch, await estimateLoadBytes(located.root, reads, located.estimatedBytes), req.settings.duckdb);

@@ -79,9 +79,9 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
   await (req.faults ?? NO_FAULTS)('leased');
   await sweepScratch(scratchBase(), logger);
   const scratch = await makeScratch(scratchBase(), runId, startedAt);
-  const cacheDir = await usableCacheFolder(req, logger);
+  const cache = await usableCacheFolder(req, logger);
   const timings = { ...req.clock?.before, prepare_ms: Math.round(performance.now() - t0) };
-  return { req, runId, startedAt, logger, fault, interrupt, store, sources, leases, scratch, cacheDir, timings, originMs: req.clock?.originMs ?? t0, progress: { doing: 'loading' }, open: {} };
+  return { req, runId, startedAt, logger, fault, interrupt, store, sources, leases, scratch, ...cache, timings, originMs: req.clock?.originMs ?? t0, progress: { doing: 'loading' }, open: {} };
 }
 
 /**
@@ -89,17 +89,18 @@ export async function prepareRun(req: RunRequest): Promise<RunContext> {
  * when the cache is on and the folder is the run's user's own (load/cache-folder.ts); a warning
  * says when it was made private, or why the run goes without it.
  */
-async function usableCacheFolder(req: RunRequest, logger: RunLogger): Promise<string | undefined> {
+async function usableCacheFolder(req: RunRequest, logger: RunLogger): Promise<{ cacheDir?: string; cacheNote?: string }> {
   const c = req.settings.cache;
-  if (!c.enabled) return undefined;
+  if (!c.enabled) return {};
   const dir = c.dir ?? defaultCacheFolder(scratchBase());
   const folder = await privateCacheFolder(dir);
   if (!folder.use) {
-    logger.warn(`the cache folder is not used: ${folder.why}; this run checks every file and evaluates every control (remove the folder, or set RECKON_CACHE_DIR to one of this user's own)`);
-    return undefined;
+    const note = `the cache folder is not used: ${folder.why}; this run checks every file and evaluates every control`;
+    logger.warn(note);
+    return { cacheNote: note };
   }
-  if (folder.tightened) logger.warn(`the cache folder ${dir} was open to other users; it is now private (0700): its entries are trusted once their checksums match`);
-  return dir;
+  if (folder.note) logger.warn(folder.note);
+  return { cacheDir: dir, ...(folder.note ? { cacheNote: folder.note } : {}) };
 }
 
 /** Releases what the run holds, whatever happened: its leases, its DuckDB and its scratch folder. */
