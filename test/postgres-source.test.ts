@@ -265,6 +265,20 @@ describe('one snapshot per database', () => {
     }
   });
 
+  it("with two databases, the one whose extract fails is reported, not the other's sessions the stopping run closed", async () => {
+    const file = sourcesFile({
+      databases: { authority: conn('authority'), live: conn('live') },
+      datasets: {
+        orders: { database: 'authority', query: 'select o.* from (select pg_sleep(2)) s cross join orders o', watermark: { query: checkpointQuery('orders') } },
+        outbox_events: { database: 'authority', table: 'outbox_events', watermark: { query: checkpointQuery('outbox_events') } },
+        executions: { database: 'live', query: 'select e.* from executions e where 1 / (e.execution_seq - e.execution_seq) = 1', watermark: { query: checkpointQuery('executions') } },
+      },
+    });
+    for (let i = 0; i < 3; i++) {
+      await expect(runIn(file, ['RC01'])).rejects.toThrow(`database live (reckon_ro@localhost:${pg.port}/live): extracting executions failed: division by zero (SQLSTATE 22012)`);
+    }
+  });
+
   it('a query ending in a -- comment runs as written', async () => {
     const expected = await runIn(live(), ['RC01']);
     const commented = sourcesFile({ databases: { live: conn('live') }, datasets: { ...allFrom('live', RC01_READS), orders: { database: 'live', query: 'select * from orders -- every order', watermark: { query: `${checkpointQuery('orders')} -- the projection` } } } });

@@ -11,7 +11,7 @@ import { datasetSpec } from '../pipeline/contract/datasets.js';
 import { ConfigError } from '../pipeline/core/errors.js';
 import { isSourcesFile, loadSourcesFile } from '../pipeline/sources/sources-file.js';
 import { renderPlan } from '../pipeline/sources/postgres/render.js';
-import { maskSecrets, resolveConnection } from '../pipeline/sources/postgres/connection.js';
+import { connectionReason, maskSecrets, resolveConnection } from '../pipeline/sources/postgres/connection.js';
 import { csvField } from '../pipeline/sources/postgres/extract.js';
 import { rowKeyText } from '../pipeline/sources/postgres/label.js';
 
@@ -136,8 +136,14 @@ datasets:
     const db = (extra: Record<string, unknown>) => ({ databases: { a: extra }, datasets: { orders: { database: 'a', table: 'orders' } } });
     const one = async (name: string, doc: unknown) => (await problems(write(name, JSON.stringify(doc)))).lines;
     expect(await one('pw-param.json', db({ url: 'postgres://reckon@db.example/orders?password=hunter2&sslmode=require' }))).toEqual(['databases.a.url: holds a password; a sources file holds no secret: use PGPASSWORD, ~/.pgpass, or url_env naming a variable that holds the URL']);
-    const host = 'is a host name, an IP address or a Unix socket folder (an absolute path); no user, password or URL (give a URL as url or url_env)';
-    for (const h of ['reckon:hunter2@db.example', 'db.example/orders', 'db example']) expect(await one('host.json', db({ host: h }))).toEqual([`databases.a.host: ${host}`]);
+    const host = 'is one host name, IP address or Unix socket folder (an absolute path); no user, password, URL, list or control character (give a URL as url or url_env)';
+    for (const h of ['reckon:hunter2@db.example', 'db.example/orders', 'db example', 'db1,db2', 'db\u0000evil']) expect(await one('host.json', db({ host: h }))).toEqual([`databases.a.host: ${host}`]);
+    // URL parameters: several hosts, one reckon does not read (a typo would pass silently), one given twice.
+    expect(await one('hosts.json', db({ url: 'postgres://reckon@db1:5432,db2:5432/orders' }))).toEqual(["databases.a.url: names several hosts; give one (reckon reads from one server: a cluster's reader or writer endpoint)"]);
+    expect(await one('typo.json', db({ url: 'postgres://reckon@db/orders?sslmod=require' }))).toEqual(['databases.a.url: has the parameter(s) sslmod, which reckon does not read (it reads host, port, user, password, sslmode, sslrootcert, application_name, connect_timeout)']);
+    expect(await one('twice-param.json', db({ url: 'postgres://reckon@db/orders?sslmode=disable&sslmode=require' }))).toEqual(['databases.a.url: gives the parameter(s) sslmode more than once']);
+    // A byte order mark (an editor's) is not part of the document.
+    await expect(loadSourcesFile(write('bom.json', `\uFEFF${JSON.stringify(db({ host: 'db' }))}`))).resolves.toMatchObject({ path: expect.stringContaining('bom.json') });
     await expect(loadSourcesFile(write('socket.json', JSON.stringify(db({ host: '/var/run/postgresql' }))))).resolves.toMatchObject({ path: expect.stringContaining('socket.json') });
     const twice = '{"databases": {"a": {"host": "db"}}, "datasets": {"orders": {"database": "a", "table": "orders"}, "orders": {"database": "a", "table": "executions"}}}';
     expect((await problems(write('twice.json', twice))).message).toMatch(/^the sources file .*twice\.json is not valid JSON: Map keys must be unique/);
@@ -170,6 +176,13 @@ describe('connections', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toBe("the URL in URL: its password holds a '%' that is not percent-encoding (%XX): write '%' as %25 and other reserved characters as %XX");
     expect(resolveConnection({ ...spec, urlEnv: 'URL' }, { URL: 'postgres://reckon:50%25off!@db.internal:5432/orders' }).urlPassword).toBe('50%off!');
+  });
+
+  it('tells a connection timeout from a server message that names a timeout setting (a pooler)', () => {
+    const target = resolveConnection({ ...spec, host: 'db', port: 6432, database: 'orders', user: 'reckon' }, {}).target;
+    expect(connectionReason(new Error('Connection terminated due to connection timeout'), target)).toBe('no answer within 15 s');
+    expect(connectionReason(Object.assign(new Error('unsupported startup parameter: statement_timeout'), { code: '08P01' }), target)).toBe(
+      'unsupported startup parameter: statement_timeout (a connection pooler such as PgBouncer: give it ignore_startup_parameters = statement_timeout, options, or connect to the server; docs/postgres.md "Connection poolers")');
   });
 
   it('mask every secret and any URL password in a message', () => {

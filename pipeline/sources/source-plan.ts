@@ -212,6 +212,9 @@ async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, Datase
   const extracts: DatabaseExtract[] = [];
   const pending = new Map<string, ReturnType<typeof deferred>>();
   const written = new Map<string, WrittenFile>();
+  // The first extract to fail is the cause: the others may fail after it only because the run,
+  // stopping, closed their sessions ("Connection terminated"), so every dataset reports the first.
+  let first: { e: unknown } | undefined;
   const tasks = [...databases].map(async ([name, db]) => {
     const dir = join(scratch, `db-${name}`);
     const mine = databaseSources(sources, name);
@@ -228,8 +231,9 @@ async function locatePlan(plan: SourcesPlan, sources: ReadonlyMap<string, Datase
         void known.then(() => pending.get(x.dataset)!.resolve());
       }, opts.fault, opts.interrupt));
     } catch (e) {
-      for (const s of mine) pending.get(s.dataset)!.reject(e);
-      throw e;
+      first ??= { e };
+      for (const s of mine) pending.get(s.dataset)!.reject(first.e);
+      throw first.e;
     }
   });
   const settled = Promise.all(tasks).then(() => { extracts.sort((a, b) => (a.name < b.name ? -1 : 1)); });

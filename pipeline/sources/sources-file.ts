@@ -48,6 +48,21 @@ const DatabaseEntry = z.strictObject({
   application_name: z.string().min(1).max(63).optional(),
 });
 
+/** A postgres:// URL whose authority lists several hosts (libpq's failover form). */
+export const SEVERAL_HOSTS = /^postgres(ql)?:\/\/[^/?#]*,/i;
+
+/** The URL parameters reckon reads (libpq's names); `password` is read from url_env only (refused in a sources file). */
+export const URL_PARAMETERS = ['host', 'port', 'user', 'password', 'sslmode', 'sslrootcert', 'application_name', 'connect_timeout'];
+
+/** Why the query parameters of `u` are refused: one reckon does not read (a typo such as sslmod would pass silently) or one given twice (libpq takes the last; which one applies must not be a guess). */
+export function urlParamProblem(u: URL): string | undefined {
+  const keys = [...u.searchParams.keys()];
+  const unknown = [...new Set(keys.filter((k) => !URL_PARAMETERS.includes(k)))];
+  if (unknown.length) return `has the parameter(s) ${unknown.join(', ')}, which reckon does not read (it reads ${URL_PARAMETERS.join(', ')})`;
+  const twice = [...new Set(keys.filter((k, i) => keys.indexOf(k) !== i))];
+  return twice.length ? `gives the parameter(s) ${twice.join(', ')} more than once` : undefined;
+}
+
 /** Why a query with a `;` is refused: one statement, told apart without parsing SQL (a `;` in a literal too; chr(59) writes one). */
 const NO_SEMICOLON = "must be one SELECT statement: no ';' anywhere, not even in a string literal or a comment (write chr(59) for one in a literal)";
 
@@ -153,14 +168,17 @@ function databaseSpec(name: string, raw: unknown, issues: Issue[]): DatabaseSpec
   if (d.url !== undefined && d.url_env !== undefined) issues.push({ path: `${at}.url`, message: 'give url or url_env, not both' });
   if (d.url !== undefined) {
     let u: URL | undefined;
-    try { u = new URL(d.url); } catch { issues.push({ path: `${at}.url`, message: 'is not a URL such as postgres://reckon@db.example:5432/orders' }); }
+    if (SEVERAL_HOSTS.test(d.url)) issues.push({ path: `${at}.url`, message: 'names several hosts; give one (reckon reads from one server: a cluster\'s reader or writer endpoint)' });
+    else try { u = new URL(d.url); } catch { issues.push({ path: `${at}.url`, message: 'is not a URL such as postgres://reckon@db.example:5432/orders' }); }
+    const params = u ? urlParamProblem(u) : undefined;
+    if (params) issues.push({ path: `${at}.url`, message: params });
     if (u && !/^postgres(ql)?:$/.test(u.protocol)) issues.push({ path: `${at}.url`, message: 'must start with postgres:// or postgresql://' });
     // libpq takes a password from the user info and from a password= parameter alike.
     if (u && (u.password || u.searchParams.has('password'))) issues.push({ path: `${at}.url`, message: 'holds a password; a sources file holds no secret: use PGPASSWORD, ~/.pgpass, or url_env naming a variable that holds the URL' });
   }
   // A host name, an address, or a Unix socket folder (absolute): never user info or a URL, which would be shown back in messages.
-  if (d.host !== undefined && (/[@\s]/.test(d.host) || (!d.host.startsWith('/') && d.host.includes('/')))) {
-    issues.push({ path: `${at}.host`, message: 'is a host name, an IP address or a Unix socket folder (an absolute path); no user, password or URL (give a URL as url or url_env)' });
+  if (d.host !== undefined && (/[@\s,\u0000-\u001f\u007f]/.test(d.host) || (!d.host.startsWith('/') && d.host.includes('/')))) {
+    issues.push({ path: `${at}.host`, message: 'is one host name, IP address or Unix socket folder (an absolute path); no user, password, URL, list or control character (give a URL as url or url_env)' });
   }
   const host = d.host ?? '';
   const engine = d.engine ?? (/\.dsql(-[a-z0-9]+)?\.[a-z0-9-]+\.on\.aws$/i.test(host) ? 'aurora-dsql' : 'postgres');
@@ -230,7 +248,8 @@ export async function loadSourcesFile(path: string): Promise<SourcesPlan> {
   let doc: unknown;
   const yamlFile = /\.ya?ml$/i.test(path);
   try {
-    const text = bytes.toString('utf8');
+    // An editor's byte order mark is not part of the document.
+    const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
     const { parse } = await import('yaml');
     // JSON.parse keeps the last of two equal keys without a word; read as YAML (JSON's superset)
     // a repeated key is refused, as in a .yaml file.

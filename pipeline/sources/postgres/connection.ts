@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
 import { ConfigError } from '../../core/errors.js';
-import type { DatabaseSpec, SslMode } from '../sources-file.js';
+import { SEVERAL_HOSTS, urlParamProblem, type DatabaseSpec, type SslMode } from '../sources-file.js';
 
 /** Where and how a database is reached: everything but the secret (safe for logs and the manifest). */
 export interface ConnectionTarget {
@@ -73,8 +73,10 @@ interface UrlParts { host?: string; port?: number; database?: string; user?: str
 /** The parts of a postgres:// URL (query parameters host, port, sslmode, sslrootcert, application_name, connect_timeout too). */
 function urlParts(text: string, where: string): UrlParts {
   let u: URL;
-  if (/^postgres(ql)?:\/\/[^/?#]*,/.test(text)) throw new ConfigError(`${where} names several hosts; give one (reckon reads from one server: a cluster's reader or writer endpoint)`);
+  if (SEVERAL_HOSTS.test(text)) throw new ConfigError(`${where} names several hosts; give one (reckon reads from one server: a cluster's reader or writer endpoint)`);
   try { u = new URL(text); } catch { throw new ConfigError(`${where} is not a postgres:// URL`); }
+  const params = urlParamProblem(u);
+  if (params) throw new ConfigError(`${where} ${params}`);
   if (!/^postgres(ql)?:$/.test(u.protocol)) throw new ConfigError(`${where} must start with postgres:// or postgresql://`);
   const p = u.searchParams;
   // A '%' not followed by two hex digits (a password written as typed) is a ConfigError naming the part, never its text (was URIError, exit 70).
@@ -185,7 +187,10 @@ export function connectionReason(e: unknown, t: ConnectionTarget): string {
   const msg = (err.message ?? String(e)).split('\n')[0];
   if (code === 'ECONNREFUSED') return 'connection refused (is a server listening on that host and port?)';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name ${t.host} cannot be resolved`;
-  if (code === 'ETIMEDOUT' || /timeout/i.test(msg)) return `no answer within ${t.connectTimeoutMs / 1000} s`;
+  // pg's own wording for connectionTimeoutMillis; a server's message naming a timeout setting (a
+  // pooler refusing the startup parameter statement_timeout) is not one.
+  if (code === 'ETIMEDOUT' || /connection timeout|timed out/i.test(msg)) return `no answer within ${t.connectTimeoutMs / 1000} s`;
+  if (/unsupported startup parameter/i.test(msg)) return `${msg} (a connection pooler such as PgBouncer: give it ignore_startup_parameters = statement_timeout, options, or connect to the server; docs/postgres.md "Connection poolers")`;
   if (code === '28P01') return `${msg} (the password comes from PGPASSWORD, the password file or url_env${t.auth === 'dsql-iam' ? '; for DSQL, the IAM token' : ''})`;
   if (/^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT|CERT_)/.test(code)) {
     return `TLS: the server's certificate is not trusted with ${t.ca === 'system' ? "Node's CA store" : `the CA file ${t.ca}`} (${msg})`;
@@ -267,8 +272,12 @@ export function cancelStatement(session: Session): Promise<void> {
   const { target: t, client } = session;
   const { processID, secretKey } = client as unknown as { processID?: number; secretKey?: number };
   if (t.engine !== 'postgres' || processID === undefined || secretKey === undefined) return Promise.resolve();
+  // To the address this session's socket is connected to, as libpq does: the host name may resolve
+  // to another server now (a reader endpoint), where the request would be lost.
+  const stream = (client as unknown as { connection?: { stream?: { remoteAddress?: string; remotePort?: number } } }).connection?.stream;
+  const address = stream?.remoteAddress && stream.remotePort ? { host: stream.remoteAddress, port: stream.remotePort } : { host: t.host, port: t.port };
   return new Promise((resolve) => {
-    const socket = t.host.startsWith('/') ? connect(join(t.host, `.s.PGSQL.${t.port}`)) : connect(t.port, t.host);
+    const socket = t.host.startsWith('/') ? connect(join(t.host, `.s.PGSQL.${t.port}`)) : connect(address.port, address.host);
     const done = () => { socket.destroy(); resolve(); };
     socket.setTimeout(2000, done);
     socket.on('error', done);

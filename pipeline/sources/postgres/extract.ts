@@ -355,19 +355,33 @@ const encrypted = (s: Session): boolean => (s.client as unknown as { connection?
  */
 async function shareSnapshot(db: Session, sessions: Session[], begin: string, doing: Map<Session, string>): Promise<void> {
   const exported = (await db.client.query<{ id: string }>('SELECT pg_export_snapshot() AS id')).rows[0].id;
+  const lead = await snapshotIdentity(db);
   for (const h of sessions.slice(1)) {
     doing.set(h, '(the shared snapshot)');
     await h.client.query(begin);
+    let same: boolean;
     try {
       await h.client.query(`SET TRANSACTION SNAPSHOT ${quoteLiteral(exported)}`);
+      // Another server may hold a snapshot of the same identifier (its backend slot and local
+      // transaction number): the snapshot and the server's start must be the lead's too.
+      same = (await snapshotIdentity(h)) === lead;
     } catch (e) {
       if (sqlStateOf(e) !== '22023') throw e;
+      same = false;
+    }
+    if (!same) {
       await h.client.query('ROLLBACK');
       sessions.splice(sessions.indexOf(h), 1);
       continue;
     }
     await h.client.query(UTC_SESSION);
   }
+}
+
+/** The session's snapshot and its server's start time, as text: equal for two sessions of one server in one snapshot. */
+async function snapshotIdentity(s: Session): Promise<string> {
+  const r = await s.client.query<{ id: string }>(`SELECT pg_current_snapshot()::text || ' ' || pg_postmaster_start_time()::text AS id`);
+  return r.rows[0].id;
 }
 
 /**
