@@ -240,6 +240,34 @@ describe('one snapshot per database', () => {
     }
   });
 
+  it('a signal while a query check waits on a lock stops the run at once, before any lease', async () => {
+    const locker = await pg.admin('live');
+    const app = 'reckon-check-signalled';
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE outbox_events IN ACCESS EXCLUSIVE MODE');
+      const file = sourcesFile({ databases: { live: conn('live', { application_name: app, statement_timeout_s: 60 }) }, datasets: allFrom('live', RC01_READS) });
+      const store = join(dir, 'store-check-signalled');
+      const child = reckonAsync(['run', '--date', DATE, '--control', 'RC01', '--sources', file, '--store', store]);
+      let stderr = '';
+      child.stderr!.on('data', (b) => { stderr += String(b); });
+      const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+      const waiting = async () => (await pg.sql(`SELECT pid FROM pg_stat_activity WHERE application_name = '${app}' AND wait_event_type = 'Lock'`)).rows.length;
+      for (let i = 0; i < 100 && (await waiting()) === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await waiting()).toBe(1);
+      const t0 = Date.now();
+      child.kill('SIGTERM');
+      expect(await exited).toBe(143);
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(stderr).toContain('interrupted by SIGTERM');
+      expect(existsSync(join(store, 'leases'))).toBe(false);
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    expect((await pg.sql(`SELECT pid FROM pg_stat_activity WHERE application_name = '${app}'`)).rows).toEqual([]);
+  });
+
   it('a helper reader that reaches another server (a reader endpoint, a proxy) reads nothing: the lead reads all, in its one snapshot', async () => {
     const expected = await runIn(live(), ['RC01']);
     const other = await startPostgres({ conf: [`listen_addresses = '127.0.0.1'`] });

@@ -14,7 +14,8 @@ import { mkdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DATASETS } from '../contract/datasets.js';
 import type { Window } from '../contract/window.js';
-import { ConfigError, InputError } from '../core/errors.js';
+import { ConfigError, InputError, InterruptedError } from '../core/errors.js';
+import { interruptedBy, onInterrupt } from '../core/interrupt.js';
 import type { FaultPoints } from '../core/fault.js';
 import type { S3Settings } from '../core/settings.js';
 import type { WrittenFile } from './csv-fast.js';
@@ -23,6 +24,15 @@ import { checkLocalSources, locateSources, type DatasetFault, type DatasetOrigin
 import type { OpenDatabase } from './postgres/connection.js';
 import type { DatabaseExtract, DatabaseSource, QueryIssue } from './postgres/extract.js';
 import { isSourcesFile, loadSourcesFile, type DatasetSource, type SourcesPlan } from './sources-file.js';
+
+/** Cancels the statement each database session runs (a query check) and ends the sessions. */
+async function cancelChecks(databases: ReadonlyMap<string, OpenDatabase>): Promise<void> {
+  const { cancelStatement } = await connection();
+  for (const db of databases.values()) {
+    for (const s of [db, ...db.helpers]) void cancelStatement(s);
+    void db.close();
+  }
+}
 
 /**
  * The error for the queries of sources file `path` that failed their check: ConfigError (exit 2)
@@ -101,6 +111,8 @@ export async function prepareSources(location: string, reads: readonly string[],
     await extracting.catch(() => undefined);
   };
   const estimates = new Map<string, number>();
+  // A signal while a query check waits (on another session's lock, say) cancels it at once.
+  const unlisten = opts.interrupt ? onInterrupt(opts.interrupt, () => { void cancelChecks(databases); }) : () => undefined;
   try {
     const issues = [];
     for (const [name, db] of databases) {
@@ -108,10 +120,14 @@ export async function prepareSources(location: string, reads: readonly string[],
       issues.push(...checked.issues);
       for (const [d, bytes] of checked.estimates) estimates.set(d, bytes);
     }
+    const signal = opts.interrupt && interruptedBy(opts.interrupt);
+    if (signal) throw new InterruptedError(signal, `interrupted by ${signal} while checking the queries of ${plan.path}, before any lease`);
     if (issues.length) throw queryIssuesError(plan.path, issues);
   } catch (e) {
     await close();
     throw e;
+  } finally {
+    unlisten();
   }
   return {
     location,
