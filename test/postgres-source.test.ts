@@ -11,7 +11,7 @@
  * tested (docs/postgres.md says what is and is not).
  */
 import { execFileSync } from 'node:child_process';
-import { connect as connectTcp, createServer, type AddressInfo } from 'node:net';
+import { connect as connectTcp, createServer, type AddressInfo, type Socket } from 'node:net';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -237,6 +237,30 @@ describe('one snapshot per database', () => {
       expect([r.exit_code, r.results_digest]).toEqual([expected.exit_code, expected.results_digest]);
     } finally {
       await pg.sql('ALTER ROLE reckon_ro IN DATABASE live RESET idle_in_transaction_session_timeout');
+    }
+  });
+
+  it('a signal while connecting to a server that never answers stops the run at once (exit 143, not a ConfigError after connect_timeout_s)', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((c) => { sockets.push(c); });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const file = sourcesFile({ databases: { live: conn('live', { host: '127.0.0.1', port, connect_timeout_s: 60 }) }, datasets: allFrom('live', RC01_READS) });
+      const child = reckonAsync(['run', '--date', DATE, '--control', 'RC01', '--sources', file, '--store', join(dir, 'store-silent')]);
+      let stderr = '';
+      child.stderr!.on('data', (b) => { stderr += String(b); });
+      const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+      for (let i = 0; i < 100 && sockets.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(sockets.length).toBeGreaterThan(0);
+      const t0 = Date.now();
+      child.kill('SIGTERM');
+      expect(await exited).toBe(143);
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(stderr).toContain('interrupted by SIGTERM');
+    } finally {
+      for (const c of sockets) c.destroy();
+      silent.close();
     }
   });
 

@@ -25,6 +25,30 @@ import type { OpenDatabase } from './postgres/connection.js';
 import type { DatabaseExtract, DatabaseSource, QueryIssue } from './postgres/extract.js';
 import { isSourcesFile, loadSourcesFile, type DatasetSource, type SourcesPlan } from './sources-file.js';
 
+/**
+ * `work`, or InterruptedError as soon as `interrupt` fires (a connection attempt to a server that
+ * never answers would otherwise hold a stopping run for its whole connect_timeout_s, and end as a
+ * ConfigError). Connections `work` still makes are closed once it settles.
+ */
+async function untilInterrupted(work: Promise<Map<string, OpenDatabase>>, interrupt: AbortSignal | undefined, doing: string): Promise<Map<string, OpenDatabase>> {
+  if (!interrupt) return work;
+  let unlisten = () => undefined as void;
+  const stopped = new Promise<never>((_resolve, reject) => {
+    unlisten = onInterrupt(interrupt, () => {
+      const signal = interruptedBy(interrupt) ?? 'SIGINT';
+      reject(new InterruptedError(signal, `interrupted by ${signal} while ${doing}, before any lease`));
+    });
+  });
+  try {
+    return await Promise.race([work, stopped]);
+  } catch (e) {
+    if (e instanceof InterruptedError) void work.then(async (dbs) => { for (const db of dbs.values()) await db.close(); }, () => undefined);
+    throw e;
+  } finally {
+    unlisten();
+  }
+}
+
 /** Cancels the statement each database session runs (a query check) and ends the sessions. */
 async function cancelChecks(databases: ReadonlyMap<string, OpenDatabase>): Promise<void> {
   const { cancelStatement } = await connection();
@@ -97,7 +121,7 @@ export async function prepareSources(location: string, reads: readonly string[],
     return s ? [[d, s] as const] : [];
   }));
   await checkFolders(plan, sources);
-  const databases = await connectDatabases(plan, sources, opts);
+  const databases = await untilInterrupted(connectDatabases(plan, sources, opts), opts.interrupt, `connecting to the databases of ${plan.path}`);
   let closed = false;
   let extracting: Promise<void> = Promise.resolve();
   const end = async () => {
