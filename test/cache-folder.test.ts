@@ -50,6 +50,14 @@ describe('the cache folder', () => {
     }
   });
 
+  it("holding only a cache's own names (a cache of an earlier version, without the marker) is adopted", async () => {
+    const old = folder('old-cache', 0o700);
+    for (const d of ['entries', 'tmp', 'trash', 'results']) mkdirSync(join(old, d));
+    writeFileSync(join(old, 'loader-files-89a97dc47f56d0c2.json'), '{}');
+    expect(await privateCacheFolder(old)).toEqual({ use: true });
+    expect(existsSync(join(old, CACHE_MARKER))).toBe(true);
+  });
+
   it('that holds other files (a home folder given by mistake) is not used, tidied or chmod-ed', async () => {
     const home = folder('home', 0o755);
     mkdirSync(join(home, 'tmp'));

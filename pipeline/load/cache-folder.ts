@@ -7,8 +7,9 @@
  * - every folder above it is owned by the user or root and, when others may write it, sticky (so
  *   no one else can move the cache folder away between this check and its use);
  * - it is a real folder (no symbolic link) of the user that no one else may write, and it is a
- *   reckon cache: new, empty, or holding the CACHE_MARKER a run left in it (a folder given by
- *   mistake, such as $HOME or /tmp, is never tidied or chmod-ed);
+ *   reckon cache: new, empty, holding the CACHE_MARKER a run left in it, or holding nothing but a
+ *   cache's own names (a cache of an earlier version); a folder given by mistake, such as $HOME or
+ *   /tmp, is never tidied or chmod-ed;
  * - its subfolders are real folders of the user that no one else may write.
  * A folder only readable by others is made private (0700). A folder that others could have
  * written is not used at all: what is in it may not be the user's, and tightening it would not
@@ -26,6 +27,9 @@ export const CACHE_MARKER = '.reckon-cache';
 
 /** The subfolders the delivery cache (entries, tmp, trash) and the results cache (results/…) use. */
 const SUBFOLDERS = ['entries', 'tmp', 'trash', 'results', 'results/entries', 'results/tmp', 'results/trash'];
+
+/** The names at the top of a cache folder (besides the code digest memos, loader-files-*.json). */
+const LAYOUT = [CACHE_MARKER, 'entries', 'tmp', 'trash', 'results'];
 
 const uid = (): number | undefined => process.getuid?.();
 
@@ -70,7 +74,11 @@ export async function privateCacheFolder(dir: string): Promise<CacheFolder> {
     const wrong = notOwnFolder(dir, st);
     if (wrong) return { use: false, why: wrong };
     const names = await readdir(dir);
-    if (names.length && !names.includes(CACHE_MARKER)) return { use: false, why: `${dir} holds files but is not a reckon cache (no ${CACHE_MARKER} in it): give a new or empty folder` };
+    // A cache of a version before the marker (its entries/ and code digest memo, nothing else of
+    // anyone's) is adopted.
+    const memo = (n: string) => /^loader-files-[0-9a-f]+\.json$/.test(n);
+    const cacheOnly = names.includes('entries') && names.some(memo) && names.every((n) => LAYOUT.includes(n) || memo(n));
+    if (names.length && !names.includes(CACHE_MARKER) && !cacheOnly) return { use: false, why: `${dir} holds files but is not a reckon cache (no ${CACHE_MARKER} in it): give a new or empty folder` };
     let note: string | undefined;
     if ((st.mode & 0o077) !== 0) {
       await chmod(dir, 0o700);
