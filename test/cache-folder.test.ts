@@ -6,7 +6,7 @@
  * others may write without the sticky bit is not used (the run checks every file, and says why);
  * one only readable by others is made private first; an entry of another owner is refused.
  */
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CACHE_MARKER, defaultCacheFolder, privateCacheFolder } from '../pipeline/load/cache-folder.js';
@@ -29,16 +29,16 @@ const folder = (name: string, m: number) => {
 describe('the cache folder', () => {
   it('is created private, with its marker and subfolders, one per user by default', async () => {
     const dir = join(tmp.dir, 'new', 'cache');
-    expect(await privateCacheFolder(dir)).toEqual({ use: true });
+    expect(await privateCacheFolder(dir)).toEqual({ use: true, dir: realpathSync(dir) });
     expect([mode(dir), mode(join(dir, 'entries')), mode(join(dir, 'results', 'entries'))]).toEqual([0o700, 0o700, 0o700]);
     expect(existsSync(join(dir, CACHE_MARKER))).toBe(true);
-    expect(await privateCacheFolder(dir)).toEqual({ use: true });
+    expect(await privateCacheFolder(dir)).toEqual({ use: true, dir: realpathSync(dir) });
     expect(defaultCacheFolder('/tmp')).toBe(`/tmp/reckon-cache-${process.getuid!()}`);
   });
 
   it('only readable by others is made private (0700) before use, and says so', async () => {
     const dir = folder('readable', 0o755);
-    expect(await privateCacheFolder(dir)).toEqual({ use: true, note: `the cache folder ${dir} was readable by other users (mode 755); it is now private (0700)` });
+    expect(await privateCacheFolder(dir)).toEqual({ use: true, dir, note: `the cache folder ${dir} was readable by other users (mode 755); it is now private (0700)` });
     expect(mode(dir)).toBe(0o700);
   });
 
@@ -53,9 +53,28 @@ describe('the cache folder', () => {
   it("holding only a cache's own names (a cache of an earlier version, without the marker) is adopted", async () => {
     const old = folder('old-cache', 0o700);
     for (const d of ['entries', 'tmp', 'trash', 'results']) mkdirSync(join(old, d));
+    mkdirSync(join(old, 'entries', 'a'.repeat(64)));
     writeFileSync(join(old, 'loader-files-89a97dc47f56d0c2.json'), '{}');
-    expect(await privateCacheFolder(old)).toEqual({ use: true });
+    expect(await privateCacheFolder(old)).toEqual({ use: true, dir: old });
     expect(existsSync(join(old, CACHE_MARKER))).toBe(true);
+  });
+
+  it('with entries that are not key-named (a folder that only looks like an earlier cache) is not adopted', async () => {
+    const look = folder('look-alike', 0o755);
+    for (const d of ['entries', 'tmp', 'results']) mkdirSync(join(look, d));
+    mkdirSync(join(look, 'entries', 'my-notes'));
+    writeFileSync(join(look, 'loader-files-0123456789abcdef.json'), '{}');
+    expect(await privateCacheFolder(look)).toEqual({ use: false, why: `${look} holds files but is not a reckon cache (no ${CACHE_MARKER} in it): give a new or empty folder` });
+    expect([mode(look), existsSync(join(look, CACHE_MARKER))]).toEqual([0o755, false]);
+  });
+
+  it('refused for a subfolder is left as it was (no chmod, no marker)', async () => {
+    const g = folder('bad-sub', 0o755);
+    writeFileSync(join(g, CACHE_MARKER), 'x');
+    mkdirSync(join(g, 'entries'));
+    chmodSync(join(g, 'entries'), 0o777);
+    expect(await privateCacheFolder(g)).toEqual({ use: false, why: `${join(g, 'entries')} may be written by other users (mode 777): what is in it may not be this user's; remove it (a run makes a new private one) or give RECKON_CACHE_DIR another folder` });
+    expect([mode(g), readdirSync(g).sort()]).toEqual([0o755, [CACHE_MARKER, 'entries']]);
   });
 
   it('that holds other files (a home folder given by mistake) is not used, tidied or chmod-ed', async () => {
@@ -78,11 +97,11 @@ describe('the cache folder', () => {
     const entries = join(cache, 'entries');
     rmSync(entries, { recursive: true });
     symlinkSync(join(tmp.dir, 'readable'), entries);
-    expect(await privateCacheFolder(cache)).toEqual({ use: false, why: `${entries} is a symbolic link` });
+    expect(await privateCacheFolder(cache)).toEqual({ use: false, why: `${entries} is a symbolic link: someone else wrote in the cache folder; remove it (a run makes a new private one)` });
     const open = folder('open-parent', 0o777);
     expect(await privateCacheFolder(join(open, 'cache'))).toEqual({ use: false, why: `${open}, above the cache folder, may be written by other users and is not sticky: they could move the cache folder away` });
     const sticky = folder('sticky-parent', 0o1777);
-    expect(await privateCacheFolder(join(sticky, 'cache'))).toEqual({ use: true });
+    expect(await privateCacheFolder(join(sticky, 'cache'))).toEqual({ use: true, dir: join(sticky, 'cache') });
   });
 
   it.runIf(asRoot)('of another user is not used: the run checks every file, says why (stderr and manifest), and publishes the same results', async () => {
@@ -98,10 +117,31 @@ describe('the cache folder', () => {
       expect(r.stderr).toContain(note);
       const m = JSON.parse(readFileSync(r.json.manifest.path, 'utf8'));
       expect(m.notes).toContain(note);
+      expect(r.json.warnings).toEqual([note]);
       expect(new Set(Object.values(m.sources.datasets).flatMap((d: any) => d.objects.map((o: any) => o.checked)))).toEqual(new Set(['now']));
       expect(r.json.results_digest).toBe(SAMPLE_DIGEST);
     }
     expect(statSync(foreign).uid).toBe(NOBODY);
+  });
+
+  it.runIf(asRoot)('with a name at its top another user wrote (a planted marker or file) is not used', async () => {
+    const m = folder('planted-top', 0o700);
+    writeFileSync(join(m, CACHE_MARKER), 'x');
+    writeFileSync(join(m, 'notes.txt'), 'planted');
+    chownSync(join(m, CACHE_MARKER), NOBODY, NOBODY);
+    expect(await privateCacheFolder(m)).toEqual({ use: false, why: `${join(m, CACHE_MARKER)} is of uid ${NOBODY}: someone else wrote in the cache folder; remove it (a run makes a new private one)` });
+    const l = folder('link-top', 0o700);
+    symlinkSync('/etc/hostname', join(l, 'loader-files-89a97dc47f56d0c2.json'));
+    expect((await privateCacheFolder(l)).use).toBe(false);
+  });
+
+  it.runIf(asRoot)('reached through a symbolic link in a folder of another user: its real path is checked and used', async () => {
+    const theirs = folder('theirs', 0o755);
+    chownSync(theirs, NOBODY, NOBODY);
+    const mine = folder('mine-target', 0o755);
+    symlinkSync(mine, join(theirs, 'L'));
+    // The path as given passes through nobody's folder, the real one does not: the run uses the real one.
+    expect(await privateCacheFolder(join(theirs, 'L', 'cache'))).toEqual({ use: true, dir: join(mine, 'cache') });
   });
 
   it.runIf(asRoot)("an entry of another owner inside the user's own cache is refused, and the file checked now", async () => {

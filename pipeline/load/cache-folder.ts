@@ -19,8 +19,8 @@ import { chmod, lstat, mkdir, readdir, realpath, writeFile } from 'node:fs/promi
 import type { Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-/** What a run does with a cache folder: use it (`note`: it was made private), or not, and why. */
-export type CacheFolder = { readonly use: true; readonly note?: string } | { readonly use: false; readonly why: string };
+/** What a run does with a cache folder: use it, by its real path `dir` (`note`: it was made private), or not, and why. */
+export type CacheFolder = { readonly use: true; readonly dir: string; readonly note?: string } | { readonly use: false; readonly why: string };
 
 /** The file a run leaves in a cache folder it made or adopted empty: only such a folder is used and tidied. */
 export const CACHE_MARKER = '.reckon-cache';
@@ -28,70 +28,92 @@ export const CACHE_MARKER = '.reckon-cache';
 /** The subfolders the delivery cache (entries, tmp, trash) and the results cache (results/…) use. */
 const SUBFOLDERS = ['entries', 'tmp', 'trash', 'results', 'results/entries', 'results/tmp', 'results/trash'];
 
-/** The names at the top of a cache folder (besides the code digest memos, loader-files-*.json). */
+/** The names at the top of a cache folder besides the code digest memos (MEMO). */
 const LAYOUT = [CACHE_MARKER, 'entries', 'tmp', 'trash', 'results'];
+const MEMO = /^(loader|pipeline)-files-[0-9a-f]{16}\.json$/;
+/** An entry folder's name: its key. */
+const ENTRY = /^[0-9a-f]{64}$/;
 
 const uid = (): number | undefined => process.getuid?.();
+const own = (st: Stats): boolean => uid() === undefined || st.uid === uid();
 
 /** Why `st` (of `path`) is not a folder of this user that only this user may write, or undefined. */
 function notOwnFolder(path: string, st: Stats): string | undefined {
   if (st.isSymbolicLink()) return `${path} is a symbolic link`;
   if (!st.isDirectory()) return `${path} is not a folder`;
-  const me = uid();
-  if (me !== undefined && st.uid !== me) return `${path} belongs to uid ${st.uid}, not to this run's user (uid ${me}): another user could write entries the run would trust`;
+  if (!own(st)) return `${path} belongs to uid ${st.uid}, not to this run's user (uid ${uid()}): another user could write entries the run would trust`;
   if ((st.mode & 0o022) !== 0) return `${path} may be written by other users (mode ${(st.mode & 0o7777).toString(8)}): what is in it may not be this user's; remove it (a run makes a new private one) or give RECKON_CACHE_DIR another folder`;
   return undefined;
 }
 
-/** Why a folder above `dir` would let another user move `dir` away (not the user's or root's, or writable by others without the sticky bit), or undefined. */
-async function unsafeAncestor(dir: string): Promise<string | undefined> {
-  let p = dirname(dir);
-  // The nearest folder that exists, as the system resolves it.
-  for (;;) {
-    try { p = await realpath(p); break; } catch { if (p === dirname(p)) return undefined; p = dirname(p); }
-  }
-  for (;;) {
+/** Why a folder above `real` (a resolved path) would let another user move it away (not the user's or root's, or writable by others without the sticky bit), or undefined. */
+async function unsafeAncestor(real: string): Promise<string | undefined> {
+  for (let p = dirname(real); ; p = dirname(p)) {
     const st = await lstat(p);
-    if (st.uid !== uid() && st.uid !== 0) return `${p}, above the cache folder, belongs to uid ${st.uid}: its owner could move the cache folder away`;
+    if (!own(st) && st.uid !== 0) return `${p}, above the cache folder, belongs to uid ${st.uid}: its owner could move the cache folder away`;
     if ((st.mode & 0o022) !== 0 && (st.mode & 0o1000) === 0) return `${p}, above the cache folder, may be written by other users and is not sticky: they could move the cache folder away`;
     if (p === dirname(p)) return undefined;
-    p = dirname(p);
   }
 }
 
 /**
- * Checks `dir` as the caches' folder (see the module comment), creating it (0700) and its
- * subfolders when missing. Never throws: a folder that cannot be used is `use: false` with the
- * reason (the run then checks every file and evaluates every control, as without a cache).
+ * Why the top of the folder `dir` (its `names`) is not a reckon cache of this user's: a name of
+ * another owner or a symbolic link (someone else wrote in it), a marker that is not a regular file,
+ * or, without a marker, anything but an earlier version's cache (entries/ of key-named folders and
+ * a code digest memo): a folder given by mistake. Undefined for an empty folder.
+ */
+async function notOwnCache(dir: string, names: readonly string[]): Promise<string | undefined> {
+  for (const n of names) {
+    const st = await lstat(join(dir, n));
+    if (st.isSymbolicLink() || !own(st)) return `${join(dir, n)} is ${st.isSymbolicLink() ? 'a symbolic link' : `of uid ${st.uid}`}: someone else wrote in the cache folder; remove it (a run makes a new private one)`;
+    if (n === CACHE_MARKER && !st.isFile()) return `${join(dir, n)} is not a regular file`;
+  }
+  if (!names.length || names.includes(CACHE_MARKER)) return undefined;
+  const entries = names.includes('entries') ? await readdir(join(dir, 'entries')) : [];
+  const earlier = names.includes('entries') && names.some((n) => MEMO.test(n)) && names.every((n) => LAYOUT.includes(n) || MEMO.test(n)) && entries.every((e) => ENTRY.test(e));
+  return earlier ? undefined : `${dir} holds files but is not a reckon cache (no ${CACHE_MARKER} in it): give a new or empty folder`;
+}
+
+/**
+ * Checks `dir` as the caches' folder (see the module comment), creating it (0700) when missing;
+ * everything is checked before anything in it is changed, on its real path, which the run then
+ * uses (a symbolic link above it swapped later cannot move it). Never throws: a folder that cannot
+ * be used is `use: false` with the reason (the run then checks every file and evaluates every
+ * control, as without a cache).
  */
 export async function privateCacheFolder(dir: string): Promise<CacheFolder> {
   try {
-    const above = await unsafeAncestor(dir);
+    const given = await lstat(dir).catch((e: NodeJS.ErrnoException) => { if (e.code === 'ENOENT') return undefined; throw e; });
+    if (given?.isSymbolicLink()) return { use: false, why: `${dir} is a symbolic link` };
+    if (!given) await mkdir(dir, { recursive: true, mode: 0o700 });
+    const real = await realpath(dir);
+    // Above it, after it exists: a folder another user made meanwhile is seen.
+    const above = await unsafeAncestor(real);
     if (above) return { use: false, why: above };
-    const before = await lstat(dir).catch((e: NodeJS.ErrnoException) => { if (e.code === 'ENOENT') return undefined; throw e; });
-    if (!before) await mkdir(dir, { recursive: true, mode: 0o700 });
-    const st = await lstat(dir);
-    const wrong = notOwnFolder(dir, st);
+    const st = await lstat(real);
+    const wrong = notOwnFolder(real, st);
     if (wrong) return { use: false, why: wrong };
-    const names = await readdir(dir);
-    // A cache of a version before the marker (its entries/ and code digest memo, nothing else of
-    // anyone's) is adopted.
-    const memo = (n: string) => /^loader-files-[0-9a-f]+\.json$/.test(n);
-    const cacheOnly = names.includes('entries') && names.some(memo) && names.every((n) => LAYOUT.includes(n) || memo(n));
-    if (names.length && !names.includes(CACHE_MARKER) && !cacheOnly) return { use: false, why: `${dir} holds files but is not a reckon cache (no ${CACHE_MARKER} in it): give a new or empty folder` };
-    let note: string | undefined;
-    if ((st.mode & 0o077) !== 0) {
-      await chmod(dir, 0o700);
-      note = `the cache folder ${dir} was readable by other users (mode ${(st.mode & 0o777).toString(8)}); it is now private (0700)`;
-    }
-    if (!names.includes(CACHE_MARKER)) await writeFile(join(dir, CACHE_MARKER), 'a reckon delivery and results cache (docs/performance.md)\n', { flag: 'wx', mode: 0o600 });
+    const names = await readdir(real);
+    const notCache = await notOwnCache(real, names);
+    if (notCache) return { use: false, why: notCache };
     for (const sub of SUBFOLDERS) {
-      const path = join(dir, sub);
-      await mkdir(path, { mode: 0o700 }).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'EEXIST') throw e; });
-      const bad = notOwnFolder(path, await lstat(path));
+      const sst = await lstat(join(real, sub)).catch(() => undefined);
+      const bad = sst && notOwnFolder(join(real, sub), sst);
       if (bad) return { use: false, why: bad };
     }
-    return note ? { use: true, note } : { use: true };
+    // Checked: only now is anything changed.
+    let note: string | undefined;
+    if ((st.mode & 0o077) !== 0) {
+      await chmod(real, 0o700);
+      note = `the cache folder ${real} was readable by other users (mode ${(st.mode & 0o777).toString(8)}); it is now private (0700)`;
+    }
+    if (!names.includes(CACHE_MARKER)) await writeFile(join(real, CACHE_MARKER), 'a reckon delivery and results cache (docs/performance.md)\n', { flag: 'wx', mode: 0o600 });
+    for (const sub of SUBFOLDERS) {
+      await mkdir(join(real, sub), { mode: 0o700 }).catch((e: NodeJS.ErrnoException) => { if (e.code !== 'EEXIST') throw e; });
+      const bad = notOwnFolder(join(real, sub), await lstat(join(real, sub)));
+      if (bad) return { use: false, why: bad };
+    }
+    return note ? { use: true, dir: real, note } : { use: true, dir: real };
   } catch (e) {
     return { use: false, why: `${dir} cannot be made or read: ${(e as Error).message}` };
   }

@@ -405,7 +405,8 @@ export class DeliveryCache {
       }
       const hourAgo = Date.now() - 3_600_000;
       for (const d of ['tmp', 'trash']) {
-        for (const name of await readdir(join(this.config.dir, d)).catch(() => [] as string[])) {
+        // Only what a run of the cache put there (`<pid>-<12 hex>`): nothing else is tidied.
+        for (const name of (await readdir(join(this.config.dir, d)).catch(() => [] as string[])).filter((n) => /^[0-9]+-[0-9a-f]{12}$/.test(n))) {
           const p = join(this.config.dir, d, name);
           if (((await stat(p).catch(() => undefined))?.mtimeMs ?? Infinity) < hourAgo) await rm(p, { recursive: true, force: true }).catch(() => undefined);
         }

@@ -178,7 +178,7 @@ function notesFor(datasets: readonly DatasetLoad[]): string[] {
   }
   const files = datasets.flatMap((d) => d.files);
   const cached = files.filter((f) => f.checked === 'cache').length;
-  if (cached) notes.push(`delivery cache: ${cached} of ${files.length} objects read from their earlier check (same bytes, code and rules); the others checked now`);
+  if (cached) notes.push(`delivery cache: ${cached} of ${files.length} objects read from their earlier check (same bytes, code and rules)${cached < files.length ? '; the others checked now' : ''}`);
   for (const f of files) if (f.cache_refused) notes.push(`delivery cache: the entry of ${f.path} was refused (${f.cache_refused}); the object was checked again`);
   return notes;
 }

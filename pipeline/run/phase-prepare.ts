@@ -100,7 +100,7 @@ async function usableCacheFolder(req: RunRequest, logger: RunLogger): Promise<{ 
     return { cacheNote: note };
   }
   if (folder.note) logger.warn(folder.note);
-  return { cacheDir: dir, ...(folder.note ? { cacheNote: folder.note } : {}) };
+  return { cacheDir: folder.dir, ...(folder.note ? { cacheNote: folder.note } : {}) };
 }
 
 /** Releases what the run holds, whatever happened: its leases, its DuckDB and its scratch folder. */
