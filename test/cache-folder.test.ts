@@ -89,6 +89,8 @@ describe('the cache folder', () => {
     const link = join(tmp.dir, 'link');
     symlinkSync(join(tmp.dir, 'readable'), link);
     expect(await privateCacheFolder(link)).toEqual({ use: false, why: `${link} is a symbolic link` });
+    // A trailing slash would make lstat follow the link.
+    expect(await privateCacheFolder(`${link}/`)).toEqual({ use: false, why: `${link} is a symbolic link` });
     const file = join(tmp.dir, 'a-file');
     writeFileSync(file, 'x');
     expect(await privateCacheFolder(file)).toEqual({ use: false, why: `${file} is not a folder` });
@@ -142,6 +144,9 @@ describe('the cache folder', () => {
     symlinkSync(mine, join(theirs, 'L'));
     // The path as given passes through nobody's folder, the real one does not: the run uses the real one.
     expect(await privateCacheFolder(join(theirs, 'L', 'cache'))).toEqual({ use: true, dir: join(mine, 'cache') });
+    // Nothing is made inside a folder that refuses it.
+    expect(await privateCacheFolder(join(theirs, 'new', 'cache'))).toEqual({ use: false, why: `${theirs}, above the cache folder, belongs to uid ${NOBODY}: its owner could move the cache folder away` });
+    expect(existsSync(join(theirs, 'new'))).toBe(false);
   });
 
   it.runIf(asRoot)("an entry of another owner inside the user's own cache is refused, and the file checked now", async () => {

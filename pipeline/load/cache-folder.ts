@@ -16,7 +16,7 @@
  * say what was planted before. Entries themselves are checked again when read (delivery-cache.ts).
  */
 import { chmod, lstat, mkdir, readdir, realpath, writeFile } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import { existsSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** What a run does with a cache folder: use it, by its real path `dir` (`note`: it was made private), or not, and why. */
@@ -56,6 +56,13 @@ async function unsafeAncestor(real: string): Promise<string | undefined> {
   }
 }
 
+/** The nearest folder above `dir` (or `dir` itself) that exists. */
+function existingAncestor(dir: string): string {
+  let p = dir;
+  while (!existsSync(p) && p !== dirname(p)) p = dirname(p);
+  return p;
+}
+
 /**
  * Why the top of the folder `dir` (its `names`) is not a reckon cache of this user's: a name of
  * another owner or a symbolic link (someone else wrote in it), a marker that is not a regular file,
@@ -81,11 +88,18 @@ async function notOwnCache(dir: string, names: readonly string[]): Promise<strin
  * be used is `use: false` with the reason (the run then checks every file and evaluates every
  * control, as without a cache).
  */
-export async function privateCacheFolder(dir: string): Promise<CacheFolder> {
+export async function privateCacheFolder(given: string): Promise<CacheFolder> {
+  // A trailing slash would make lstat follow a symbolic link.
+  const dir = given.replace(/\/+$/, '') || '/';
   try {
-    const given = await lstat(dir).catch((e: NodeJS.ErrnoException) => { if (e.code === 'ENOENT') return undefined; throw e; });
-    if (given?.isSymbolicLink()) return { use: false, why: `${dir} is a symbolic link` };
-    if (!given) await mkdir(dir, { recursive: true, mode: 0o700 });
+    const found = await lstat(dir).catch((e: NodeJS.ErrnoException) => { if (e.code === 'ENOENT') return undefined; throw e; });
+    if (found?.isSymbolicLink()) return { use: false, why: `${dir} is a symbolic link` };
+    if (!found) {
+      // Nothing is made inside a folder that would refuse it: checked before, and again after.
+      const before = await unsafeAncestor(join(await realpath(existingAncestor(dir)), 'x'));
+      if (before) return { use: false, why: before };
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+    }
     const real = await realpath(dir);
     // Above it, after it exists: a folder another user made meanwhile is seen.
     const above = await unsafeAncestor(real);
