@@ -161,5 +161,8 @@ describe('the cache folder', () => {
     const objects = Object.values(m.sources.datasets).flatMap((d: any) => d.objects) as { checked: string; cache_refused?: string }[];
     expect(new Set(objects.map((o) => o.checked))).toEqual(new Set(['now']));
     expect(objects.every((o) => o.cache_refused?.includes(`belongs to uid ${NOBODY}, not to this run's user: not trusted`))).toBe(true);
+    // Each refusal (every object's entry, and the results entry) is a warning of the --json answer too.
+    expect(again.json.warnings).toHaveLength(objects.length + 1);
+    expect((again.json.warnings as string[]).every((w) => / was refused \(.*belongs to uid 65534/.test(w))).toBe(true);
   });
 });

@@ -25,6 +25,7 @@ import { localOrRemote, printJson } from './io.js';
 import { oneLine } from './text.js';
 import type { CommandContext } from './command.js';
 import { wholeOf } from '../load/quarantine-entry.js';
+import { isCacheWarning } from '../load/cache-folder.js';
 
 export const RUN_USAGE = `reckon run (--date D | --window START/END) [--control RC01,RC03 | --all]
            [--sources DIR|s3://…|FILE.yaml] [--store DIR] [--config FILE]
@@ -188,7 +189,7 @@ export function jsonSummary(r: RunResult, steps: NextSteps, config: Config, defi
     manifest_signing: r.manifestDoc.manifest_signing ?? null,
     // What the text summary says beside the controls: an empty window, breaks verified, corrections that did not hold.
     // The notes a caller must see: an empty window, a cache folder refused or made private, a cache entry refused.
-    warnings: r.manifestDoc.notes.filter((n) => isEmptyWindowNote(n) || n.startsWith('the cache folder') || / was refused \(/.test(n)),
+    warnings: r.manifestDoc.notes.filter((n) => isEmptyWindowNote(n) || isCacheWarning(n)),
     verified: (r.manifestDoc.break_log?.verified ?? []).filter((v) => r.verified.includes(v.break_id)).map((v) => ({ break_id: v.break_id, control_id: v.control_id, kind: v.kind, key: v.key })),
     corrected_still_observed: r.breaks.filter((b) => b.disposition === 'REOBSERVED' && b.state === 'CORRECTED').map((b) => ({ break_id: b.break_id, control_id: b.control_id, kind: b.kind, key: b.key })),
     controls: r.controls.map((c, i) => ({

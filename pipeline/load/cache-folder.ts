@@ -135,3 +135,12 @@ export async function privateCacheFolder(given: string): Promise<CacheFolder> {
 
 /** The default cache folder under `base` (the scratch folders' parent): one per user, so that users of one host never share one. */
 export const defaultCacheFolder = (base: string): string => join(base, `reckon-cache-${uid() ?? 'user'}`);
+
+/** The manifest note (and warning) of a run that did not use its cache folder, and why. */
+export const cacheNotUsedNote = (why: string): string => `the cache folder is not used: ${why}; this run checks every file and evaluates every control`;
+
+/** The manifest note of a cache entry refused when read (`what`: `delivery cache: the entry of F`, `results cache: the results entry K`), why, and what the run did instead. */
+export const refusedEntryNote = (what: string, why: string, instead: string): string => `${what} was refused (${why}); ${instead}`;
+
+/** Whether a manifest note is one of this module's (cacheNotUsedNote, a folder made private, refusedEntryNote): a warning the run's `--json` repeats. */
+export const isCacheWarning = (note: string): boolean => note.startsWith('the cache folder ') || / was refused \(/.test(note);

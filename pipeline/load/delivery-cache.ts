@@ -256,12 +256,12 @@ export class DeliveryCache {
     // would trust whoever wrote it consistently.
     const foreign = await foreignFile(dir, true) ?? await foreignFile(join(dir, 'entry.json'));
     if (foreign?.endsWith(MISSING)) return undefined;
-    let text: string;
-    try { text = foreign ? '' : await readFile(join(dir, 'entry.json'), 'utf8'); } catch { return undefined; }
     if (foreign) {
       await this.remove(dir);
       return { refused: foreign };
     }
+    let text: string;
+    try { text = await readFile(join(dir, 'entry.json'), 'utf8'); } catch { return undefined; }
     const found = await this.verify<B>(dir, key, text);
     if (found === undefined || 'entry' in found) {
       if (found) {

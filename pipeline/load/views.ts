@@ -40,6 +40,11 @@ export async function resetViewTables(conn: DuckDBConnection): Promise<void> {
   await conn.run(`CREATE OR REPLACE TABLE ${EXCLUDED_TABLE} (fid INTEGER, "row" BIGINT)`);
 }
 
+/** Creates VIEW_HASH_TABLE (file, duplicate hash, record number) unless it exists. */
+async function ensureViewHashTable(conn: DuckDBConnection): Promise<void> {
+  await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (fid INTEGER, h UBIGINT, r BIGINT)`);
+}
+
 /**
  * Records a checked file: its name, the records of it the fast path handed back (REJECT_TABLE)
  * and the duplicate hash and number of those it accepted (CHECK_TABLE, into VIEW_HASH_TABLE),
@@ -48,7 +53,7 @@ export async function resetViewTables(conn: DuckDBConnection): Promise<void> {
 export async function registerViewFile(conn: DuckDBConnection, f: ViewFile): Promise<void> {
   await conn.run(`INSERT INTO ${FILES_TABLE} VALUES ($1, $2)`, [f.fid, f.relPath]);
   await conn.run(`INSERT INTO ${EXCLUDED_TABLE} SELECT ${f.fid}, __row FROM ${REJECT_TABLE}`);
-  await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (fid INTEGER, h UBIGINT, r BIGINT)`);
+  await ensureViewHashTable(conn);
   await conn.run(`INSERT INTO ${VIEW_HASH_TABLE} SELECT ${f.fid}, h, r FROM ${CHECK_TABLE} WHERE h IS NOT NULL`);
 }
 
@@ -120,7 +125,7 @@ export async function finishViewDataset(conn: DuckDBConnection, spec: DatasetSpe
     `SELECT ${columns.map(ident).join(', ')}, _source, 0 AS __fid, rowid AS __row FROM ${raw} WHERE hash(${key}) IN (SELECT h FROM __ld_dup)`,
   ].join(' UNION ALL ');
   // The files' hashes were kept by their checking pass (VIEW_HASH_TABLE); the side table's are computed here.
-  await conn.run(`CREATE TEMP TABLE IF NOT EXISTS ${VIEW_HASH_TABLE} (fid INTEGER, h UBIGINT, r BIGINT)`);
+  await ensureViewHashTable(conn);
   await conn.run(`CREATE OR REPLACE TEMP TABLE __ld_dup AS SELECT h FROM (SELECT h FROM ${VIEW_HASH_TABLE} UNION ALL SELECT hash(${key}) AS h FROM ${raw}) GROUP BY h HAVING count(*) > 1`);
   const dupHashes = Number((await conn.runAndReadAll('SELECT count(*) FROM __ld_dup')).getRows()[0][0]);
   await dropRelation(conn, tab);

@@ -5,6 +5,7 @@
  * module only decides what goes where, and is pure (the run phase gathers the parts).
  */
 import type { BreakLogRecord, ControlResult, EvaluationSource, ManifestV1, Trigger } from '../../manifests/v1/schema.js';
+import { refusedEntryNote } from '../load/cache-folder.js';
 import type { RunOutcome } from '../core/outcome.js';
 import type { BreakOutcome } from '../breaks/run-breaks.js';
 import type { ControlFile, CutoffMapping, DatasetLoad, QuarantineEntry } from '../load/load.js';
@@ -179,6 +180,6 @@ function notesFor(datasets: readonly DatasetLoad[]): string[] {
   const files = datasets.flatMap((d) => d.files);
   const cached = files.filter((f) => f.checked === 'cache').length;
   if (cached) notes.push(`delivery cache: ${cached} of ${files.length} objects read from their earlier check (same bytes, code and rules)${cached < files.length ? '; the others checked now' : ''}`);
-  for (const f of files) if (f.cache_refused) notes.push(`delivery cache: the entry of ${f.path} was refused (${f.cache_refused}); the object was checked again`);
+  for (const f of files) if (f.cache_refused) notes.push(refusedEntryNote(`delivery cache: the entry of ${f.path}`, f.cache_refused, 'the object was checked again'));
   return notes;
 }

@@ -23,7 +23,7 @@ import { recoverEarlierRuns } from './recovery.js';
 import { assertSigningKept } from '../publish/manifest-chain.js';
 import { sendPendingAlerts, sendRolledForwardAlerts } from './phase-alerts.js';
 import { makeScratch, scratchBase, sweepScratch } from './scratch.js';
-import { defaultCacheFolder, privateCacheFolder } from '../load/cache-folder.js';
+import { cacheNotUsedNote, defaultCacheFolder, privateCacheFolder } from '../load/cache-folder.js';
 
 /**
  * Fault points inside a step that must finish once begun: a database snapshot being read, the
@@ -95,7 +95,7 @@ async function usableCacheFolder(req: RunRequest, logger: RunLogger): Promise<{ 
   const dir = c.dir ?? defaultCacheFolder(scratchBase());
   const folder = await privateCacheFolder(dir);
   if (!folder.use) {
-    const note = `the cache folder is not used: ${folder.why}; this run checks every file and evaluates every control`;
+    const note = cacheNotUsedNote(folder.why);
     logger.warn(note);
     return { cacheNote: note };
   }

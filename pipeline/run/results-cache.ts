@@ -38,6 +38,7 @@ import type { ControlEvaluation } from '../controls/evaluation.js';
 import { DIFFERENCE_RECORDS_TABLE, ensureRecordsTable, type DifferenceRecords } from '../controls/records.js';
 import { ensureTotalsTables, INLINE_TOTALS_TABLE, LARGE_TOTALS_TABLE } from '../controls/totals.js';
 import { scratchLiteral } from '../load/cached-load.js';
+import { refusedEntryNote } from '../load/cache-folder.js';
 import { cachedConfig, DeliveryCache, runningCodeDigest, type DeliveryCacheConfig, type VerifiedEntry } from '../load/delivery-cache.js';
 import type { Engine } from '../load/engine.js';
 import { listingOf, loadMatchesDigest, type InputDigest } from '../load/input-digest.js';
@@ -291,7 +292,7 @@ export class ResultsReuse implements EvaluationReuse {
         ...(objects === undefined ? [] : [`results cache: the load was skipped: each of the ${objects} objects was hashed and found as run ${this.kept.body.first_run} read it, and its check, counts, watermarks and quarantine entries were taken from the results entry (objects "checked": "reused")`]),
       ];
     }
-    return this.refused ? [`results cache: the results entry ${this.use!.key} was refused (${this.refused}); the controls were evaluated again`] : [];
+    return this.refused ? [refusedEntryNote(`results cache: the results entry ${this.use!.key}`, this.refused, 'the controls were evaluated again')] : [];
   }
 }
 

@@ -116,13 +116,16 @@ export function renderExpression(c: string, type: string, kind: ColumnKind, utcS
 /**
  * Why a column cannot be read for its contract kind, or undefined: a binary float
  * (`database_float_column`) or PostgreSQL's `money` type (`database_money_column`, text in the
- * server's locale) for a decimal, amount or int column.
+ * server's locale) for a decimal, amount or int column. `is`: what the column is, for naming
+ * several refused columns in one message.
  */
-export function refusalOf(name: string, type: string, kind: ColumnKind): { rule: string; message: string } | undefined {
+export function refusalOf(name: string, type: string, kind: ColumnKind): { rule: string; is: string; message: string } | undefined {
   if (!EXACT.has(kind) || !BINARY_NUMBER.has(type)) return undefined;
   const fix = `a decimal, amount or int column must be numeric or an integer type; cast it in a query (${name}::numeric AS ${name}) or change the table`;
-  if (type === 'money') return { rule: 'database_money_column', message: `column ${name} is PostgreSQL's money type (text in the server's locale); ${fix}` };
-  return { rule: 'database_float_column', message: `column ${name} is ${type === 'float4' ? 'real' : 'double precision'} (a binary float); ${fix}` };
+  const [rule, is] = type === 'money'
+    ? ['database_money_column', `${name} is PostgreSQL's money type (text in the server's locale)`]
+    : ['database_float_column', `${name} is ${type === 'float4' ? 'real' : 'double precision'} (a binary float)`];
+  return { rule, is, message: `column ${is}; ${fix}` };
 }
 
 /** The bound's SQL literal for a column of `type` at `micros`, or undefined for a type a bound cannot apply to. */
@@ -160,7 +163,7 @@ export function renderPlan(spec: DatasetSpec, sourceSql: string, described: read
   });
   if (refusals.length) {
     const [first, ...more] = refusals;
-    const message = more.length ? `${first.message}; also ${more.map((r) => r.message.split(';')[0].replace(/^column /, '')).join('; ')}` : first.message;
+    const message = more.length ? `${first.message}; also ${more.map((r) => r.is).join('; ')}` : first.message;
     return { kind: 'refused', column: first.column, rule: first.rule, message, columns };
   }
   const exprs = described.map((d) => {
