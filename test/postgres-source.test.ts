@@ -526,6 +526,36 @@ describe('exact types', () => {
   });
 });
 
+describe("the extract's order", () => {
+  it('depends on the rows alone: a table rewritten in another physical order gives the same bytes, record numbers and results digest', async () => {
+    await pg.sql('CREATE DATABASE reorder');
+    const c = await pg.admin('reorder');
+    await loadSourcesIntoPostgres(c, SAMPLE, join(dir, 'load-reorder'), { datasets: RC01_READS });
+    // A comma makes the executions extract quoted CSV (the server sorts it); byte 0x01 is a line
+    // DuckDB does not read as one field (the server sorts the orders); the outbox is sorted by reckon.
+    await c.query(`UPDATE executions SET execution_id = execution_id || ',b' WHERE execution_id = (SELECT min(execution_id) FROM executions)`);
+    await c.query(`UPDATE orders SET client_order_id = client_order_id || chr(1) WHERE order_id = (SELECT max(order_id) FROM orders) AND order_version = 1`);
+    await c.query('GRANT SELECT ON ALL TABLES IN SCHEMA public TO reckon_ro');
+    const file = sourcesFile({ default: SAMPLE, databases: { reorder: conn('reorder') }, datasets: allFrom('reorder', RC01_READS) });
+    const before = await runIn(file, ['RC01']);
+    for (const t of RC01_READS) {
+      await c.query(`CREATE TABLE shuffled AS SELECT * FROM ${t} ORDER BY md5(random()::text); DROP TABLE ${t}; ALTER TABLE shuffled RENAME TO ${t}`);
+    }
+    await c.query('GRANT SELECT ON ALL TABLES IN SCHEMA public TO reckon_ro');
+    const moved = await c.query(`SELECT min(order_id) AS first FROM (SELECT order_id FROM orders LIMIT 5) t`);
+    await c.end();
+    const after = await runIn(file, ['RC01']);
+    const a = before.manifestDoc.sources.databases!.reorder.datasets;
+    const b = after.manifestDoc.sources.databases!.reorder.datasets;
+    expect(moved.rows[0].first).not.toBe('ORD-000001');
+    for (const t of RC01_READS) expect([t, b[t].content_sha256, b[t].rows, b[t].sql]).toEqual([t, a[t].content_sha256, a[t].rows, a[t].sql]);
+    expect(RC01_READS.map((t) => [t, /ORDER BY/.test(b[t].sql)])).toEqual([['orders', true], ['outbox_events', false], ['executions', true]]);
+    expect(after.manifestDoc.quarantine.entries).toEqual(before.manifestDoc.quarantine.entries);
+    expect(after.manifestDoc.quarantine.entries.map((e) => [e.file, e.row, e.column, e.rule])).toEqual([['db:reorder/orders', 1017, 'client_order_id', 'id_character']]);
+    expect(after.results_digest).toBe(before.results_digest);
+  });
+});
+
 describe('connections', () => {
   const window = windowForDate(DATE);
   const prepareError = async (database: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<string> => {

@@ -7,18 +7,19 @@
  * sessions commit meanwhile. Rows stream from the server to a scratch file: `COPY (…) TO STDOUT
  * (FORMAT csv, HEADER)` (pg-copy-streams), or for servers without COPY a cursor read a batch at a
  * time (pg-cursor) written in the same CSV form, byte for byte. No dataset is ever held in memory.
- * Each file's SHA-256 is computed on the way: it is the digest of the extract's content.
+ * The rows are put in one fixed order by reckon (line-order.ts), or by the server (ORDER BY) when
+ * the file is not plain CSV. Each file's SHA-256 is computed as it is written: the digest of the extract's content.
  *
  * Checking (before the run takes any lease) describes every query and watermark query in its own
  * statement, so that every mistake is reported at once; the extract describes them again inside
  * the snapshot, so the rendering follows the types it reads.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
+import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
 import Cursor from 'pg-cursor';
@@ -31,6 +32,7 @@ import { NO_FAULTS, type FaultPoints } from '../../core/fault.js';
 import { interruptedBy, NO_INTERRUPT, onInterrupt } from '../../core/interrupt.js';
 import type { DatasetSource } from '../sources-file.js';
 import { cancelStatement, describeTarget, type OpenDatabase, type Session } from './connection.js';
+import { LineSorter } from './line-order.js';
 import { BUILTIN_TYPES, boundLiteral, quoteIdent, quoteLiteral, renderExpression, renderPlan, type DescribedColumn, type RenderPlan, type RenderedColumn } from './render.js';
 
 /** A dataset read from a database, as the sources file gives it. */
@@ -74,7 +76,7 @@ export interface DatasetExtract {
   readonly rows: number;
   readonly bytes: number;
   readonly content_sha256: string;
-  /** The CSV header (the query's column names, in order). */
+  /** The CSV header (the query's column names, the row key's first). */
   readonly header: readonly string[];
   readonly fault?: ExtractFault;
   readonly watermark?: { readonly query: string; readonly query_sha256: string; readonly value: string | null; readonly rows: number };
@@ -213,12 +215,12 @@ async function checkDsqlSnapshot(db: OpenDatabase): Promise<QueryIssue[]> {
 /** What a dataset's extract file holds: its rows, SHA-256, size and CSV shape (for the loader, which need not read it again). */
 type Written = { rows: number; sha256: string; bytes: number; shape: WrittenFile['shape'] };
 
-/** A Transform that hashes, counts and scans (csv-fast.ts) the bytes passing through. */
-function hashTap(): { tap: Transform; digest: () => Omit<Written, 'rows'> } {
+/** A Transform that hashes (unless `hashing` is false), counts and scans (csv-fast.ts) the bytes passing through. */
+function hashTap(hashing = true): { tap: Transform; digest: () => Omit<Written, 'rows'> } {
   const hash = createHash('sha256');
   const scan = new CsvShapeScan();
   let bytes = 0;
-  const tap = new Transform({ transform(chunk: Buffer, _enc, cb) { hash.update(chunk); scan.chunk(chunk); bytes += chunk.length; cb(null, chunk); } });
+  const tap = new Transform({ transform(chunk: Buffer, _enc, cb) { if (hashing) hash.update(chunk); scan.chunk(chunk); bytes += chunk.length; cb(null, chunk); } });
   return { tap, digest: () => ({ sha256: hash.digest('hex'), bytes, shape: scan.result() }) };
 }
 
@@ -229,30 +231,58 @@ export function csvField(v: string | null, only: boolean): string {
   return v;
 }
 
-async function copyToFile(db: Session, plan: Extract<RenderPlan, { kind: 'select' }>, file: string): Promise<Written> {
-  const { tap, digest } = hashTap();
-  const stream = db.client.query(copyStreams.to(`COPY (${plan.sql}) TO STDOUT (FORMAT csv, HEADER)`));
-  await pipeline(stream, tap, createWriteStream(file));
-  return { rows: stream.rowCount, ...digest() };
+/** Reads one SELECT's rows into a CSV file (header first), scanned, and hashed when `hashing`. */
+type ReadRows = (db: Session, sql: string, header: readonly string[], file: string, hashing: boolean) => Promise<Written>;
+
+/**
+ * Reads the dataset into `file` in its fixed order (line-order.ts): as the server sends it, then
+ * sorted by reckon when it is plain CSV; otherwise (a value holding a comma, a quote or a line
+ * break) read again with the server's ORDER BY, in the same snapshot. COPY and the cursor give the
+ * same bytes. Returns what was written and the SQL whose rows it holds.
+ */
+async function readInOrder(db: Session, plan: Extract<RenderPlan, { kind: 'select' }>, file: string, dataset: string, sorter: LineSorter): Promise<Written & { sql: string }> {
+  const read: ReadRows = db.target.reader === 'cursor' ? cursorToFile : copyToFile;
+  const unsorted = await sorter.unsortedPath(dataset);
+  const first = await read(db, plan.unorderedSql, plan.header, unsorted, false);
+  if (first.shape.plain && first.shape.header) {
+    if (await sorter.sort(unsorted, file, first.shape.header.join(','))) {
+      const { tap, digest } = hashTap();
+      await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), tap, new Writable({ write: (_c, _e, cb) => cb() }));
+      const sorted = digest();
+      if (sorted.shape.plain && sorted.shape.records === first.rows) return { rows: first.rows, ...sorted, sql: plan.unorderedSql };
+    }
+  } else {
+    await rm(unsorted, { force: true });
+  }
+  return { ...await read(db, plan.sql, plan.header, file, true), sql: plan.sql };
 }
 
-async function cursorToFile(db: Session, plan: Extract<RenderPlan, { kind: 'select' }>, file: string): Promise<Written> {
+/** One `COPY (sql) TO STDOUT (FORMAT csv, HEADER)` into `file`. */
+const copyToFile: ReadRows = async (db, sql, _header, file, hashing) => {
+  const { tap, digest } = hashTap(hashing);
+  const stream = db.client.query(copyStreams.to(`COPY (${sql}) TO STDOUT (FORMAT csv, HEADER)`));
+  await pipeline(stream, tap, createWriteStream(file));
+  return { rows: stream.rowCount, ...digest() };
+};
+
+/** The rows of `sql` through a cursor, written as COPY's CSV would be, byte for byte. */
+const cursorToFile: ReadRows = async (db, sql, header, file, hashing) => {
   const hash = createHash('sha256');
   const scan = new CsvShapeScan();
   const out = createWriteStream(file);
   let bytes = 0;
   let rows = 0;
-  const only = plan.header.length === 1;
+  const only = header.length === 1;
   const write = async (text: string) => {
     const b = Buffer.from(text, 'utf8');
-    hash.update(b);
+    if (hashing) hash.update(b);
     scan.chunk(b);
     bytes += b.length;
     if (!out.write(b)) await once(out, 'drain');
   };
-  const cursor = db.client.query(new Cursor<unknown[]>(plan.sql, [], { rowMode: 'array' }));
+  const cursor = db.client.query(new Cursor<unknown[]>(sql, [], { rowMode: 'array' }));
   try {
-    await write(`${plan.header.map((h) => csvField(h, only)).join(',')}\n`);
+    await write(`${header.map((h) => csvField(h, only)).join(',')}\n`);
     for (;;) {
       const batch = await cursor.read(CURSOR_ROWS);
       if (!batch.length) break;
@@ -265,7 +295,7 @@ async function cursorToFile(db: Session, plan: Extract<RenderPlan, { kind: 'sele
     await once(out, 'close');
   }
   return { rows, sha256: hash.digest('hex'), bytes, shape: scan.result() };
-}
+};
 
 /** Reads a watermark query inside the snapshot: its first column, and `complete` and `sequence` when it has them. */
 async function readWatermark(db: Session, query: string): Promise<{ rows: number; doc?: Record<string, unknown> }> {
@@ -391,6 +421,15 @@ async function snapshotIdentity(s: Session): Promise<string> {
  * then). A failure stops the others from starting another dataset; it is thrown with its session.
  */
 async function readAll(sessions: readonly Session[], sources: readonly DatabaseSource[], dir: string, window: Window, doing: Map<Session, string>, onDataset: OnDataset, fault: FaultPoints): Promise<DatasetExtract[]> {
+  const sorter = new LineSorter(`${dir}.sort`);
+  try {
+    return await readEach(sessions, sources, dir, window, doing, onDataset, fault, sorter);
+  } finally {
+    await sorter.close();
+  }
+}
+
+async function readEach(sessions: readonly Session[], sources: readonly DatabaseSource[], dir: string, window: Window, doing: Map<Session, string>, onDataset: OnDataset, fault: FaultPoints, sorter: LineSorter): Promise<DatasetExtract[]> {
   const results: DatasetExtract[] = new Array(sources.length);
   let next = 0;
   let failed = false;
@@ -402,7 +441,7 @@ async function readAll(sessions: readonly Session[], sources: readonly DatabaseS
       const i = next++;
       doing.set(s, sources[i].dataset);
       try {
-        const r = await extractDataset(s, sources[i], join(dir, sources[i].dataset), window);
+        const r = await extractDataset(s, sources[i], join(dir, sources[i].dataset), window, sorter);
         results[i] = r.extract;
         onDataset(r.extract, r.written);
       } catch (e) {
@@ -419,7 +458,7 @@ async function readAll(sessions: readonly Session[], sources: readonly DatabaseS
   return results;
 }
 
-async function extractDataset(db: Session, s: DatabaseSource, folder: string, window: Window): Promise<{ extract: DatasetExtract; written?: { path: string } & WrittenFile }> {
+async function extractDataset(db: Session, s: DatabaseSource, folder: string, window: Window, sorter: LineSorter): Promise<{ extract: DatasetExtract; written?: { path: string } & WrittenFile }> {
   await mkdir(folder, { recursive: true });
   const spec = datasetSpec(s.dataset);
   const cols = await describeQuery(db, s.sourceSql);
@@ -442,8 +481,8 @@ async function extractDataset(db: Session, s: DatabaseSource, folder: string, wi
     return { extract: { ...base, sql: '', sql_sha256: sha256Hex(''), rows: 0, bytes: 0, content_sha256: sha256Hex(''), header: [], fault: { column: plan.column, rule: plan.rule, message: plan.message }, watermark } };
   }
   const file = join(folder, 'extract.csv');
-  const r = db.target.reader === 'cursor' ? await cursorToFile(db, plan, file) : await copyToFile(db, plan, file);
-  const extract: DatasetExtract = { ...base, sql: plan.sql, sql_sha256: sha256Hex(plan.sql), rows: r.rows, bytes: r.bytes, content_sha256: r.sha256, header: plan.header, watermark, ...(fault ? { fault } : {}) };
+  const r = await readInOrder(db, plan, file, s.dataset, sorter);
+  const extract: DatasetExtract = { ...base, sql: r.sql, sql_sha256: sha256Hex(r.sql), rows: r.rows, bytes: r.bytes, content_sha256: r.sha256, header: plan.header, watermark, ...(fault ? { fault } : {}) };
   // The loader may check each contract column's text by the canonical form of its type.
   const rendered = Object.fromEntries(plan.columns.filter((c) => c.role === 'contract').map((c) => [c.name, c.type]));
   return { extract, written: { path: file, sha256: r.sha256, size: r.bytes, shape: r.shape, rendered } };

@@ -15,9 +15,10 @@
  *
  * Columns the contract does not know are kept as empty columns of the same name, so the loader
  * lists them like the extra columns of a CSV file; a missing column is simply absent, so the
- * loader quarantines the rows as for a file without it. Rows are sorted by every contract column
- * (the row key first; text in byte order): the extract's bytes, its SHA-256 and its row numbers
- * are the same on a rerun that reads the same rows.
+ * loader quarantines the rows as for a file without it. The extract's rows are put in one fixed
+ * order, so that its bytes, its SHA-256 and its row numbers are the same on a rerun that reads the
+ * same rows: by reckon after the COPY (extract.ts), or by the server with `sql`'s ORDER BY (every
+ * contract column, the row key first, text in byte order).
  */
 import { type ColumnKind, type DatasetSpec } from '../../contract/datasets.js';
 import { formatMicros } from '../../contract/values.js';
@@ -39,7 +40,15 @@ export interface RenderedColumn {
 
 /** A dataset's extract plan: the SELECT to copy, or the column fault refusing it. */
 export type RenderPlan =
-  | { readonly kind: 'select'; readonly sql: string; readonly columns: readonly RenderedColumn[]; readonly header: readonly string[] }
+  | {
+    readonly kind: 'select';
+    /** The SELECT with its rows in a fixed order: sorted by the server (ORDER BY every contract column, the row key first). */
+    readonly sql: string;
+    /** The same SELECT without the ORDER BY, for an extract reckon puts in order itself (extract.ts). */
+    readonly unorderedSql: string;
+    readonly columns: readonly RenderedColumn[];
+    readonly header: readonly string[];
+  }
   | { readonly kind: 'refused'; readonly column: string; readonly rule: string; readonly message: string; readonly columns: readonly RenderedColumn[] };
 
 /** The row key of each dataset (what a quarantine entry names and what the extract is sorted by first). */
@@ -166,16 +175,21 @@ export function renderPlan(spec: DatasetSpec, sourceSql: string, described: read
     const message = more.length ? `${first.message}; also ${more.map((r) => r.is).join('; ')}` : first.message;
     return { kind: 'refused', column: first.column, rule: first.rule, message, columns };
   }
-  const exprs = described.map((d) => {
+  // The row key's columns come first, so an extract whose lines reckon sorts (line-order.ts) is
+  // in key order, and lines differ early (sorting lines that open with the same timestamp costs
+  // DuckDB twice the CPU).
+  const key = (ROW_KEYS[spec.name] ?? []).filter((k) => described.some((d) => d.name === k));
+  const inOrder = [...key.map((k) => described.find((d) => d.name === k)!), ...described.filter((d) => !key.includes(d.name))];
+  const exprs = inOrder.map((d) => {
     const kind = kinds.get(d.name);
     const e = kind ? renderExpression(`q.${quoteIdent(d.name)}`, d.type, kind, utcSession) : 'NULL::text';
     return `${e} AS ${quoteIdent(d.name)}`;
   });
   // Sorted by the source's typed values (cheaper than comparing rendered text), the key first.
-  const key = ROW_KEYS[spec.name] ?? [];
-  const names = described.map((d) => d.name);
-  const order = [...key.filter((k) => names.includes(k)), ...names.filter((n) => !key.includes(n) && kinds.has(n))];
+  const names = inOrder.map((d) => d.name);
+  const order = names.filter((n) => kinds.has(n));
   const where = bound ? ` WHERE q.${quoteIdent(bound.column)} >= ${bound.literal} OR q.${quoteIdent(bound.column)} IS NULL` : '';
   const orderBy = order.length ? ` ORDER BY ${order.map((n) => orderTerm(described.find((d) => d.name === n)!)).join(', ')}` : '';
-  return { kind: 'select', sql: `SELECT ${exprs.join(', ')} FROM (${sourceSql}\n) AS q${where}${orderBy}`, columns, header: names };
+  const unorderedSql = `SELECT ${exprs.join(', ')} FROM (${sourceSql}\n) AS q${where}`;
+  return { kind: 'select', sql: `${unorderedSql}${orderBy}`, unorderedSql, columns, header: names };
 }
