@@ -135,3 +135,50 @@ export async function startPostgres(opts: TestPostgresOptions = {}): Promise<Tes
     },
   };
 }
+
+/** A running PgBouncer in front of a test server. */
+export interface TestPooler {
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts PgBouncer (Debian's `pgbouncer`, run as `postgres` when the tests run as root: it refuses
+ * root) on a free loopback port in front of `database` on the server at `serverPort`, with plain
+ * passwords for `users` and the `[pgbouncer]` lines `settings` (pool_mode, ignore_startup_parameters).
+ * Throws when it does not start (its log is in the message).
+ */
+export async function startPgbouncer(serverPort: number, database: string, users: Readonly<Record<string, string>>, settings: readonly string[]): Promise<TestPooler> {
+  const root = await mkdtemp(join(tmpdir(), 'reckon-pgbouncer-'));
+  const port = await freePort();
+  const ini = join(root, 'pgbouncer.ini');
+  const pidFile = join(root, 'pgbouncer.pid');
+  await writeFile(join(root, 'users.txt'), Object.entries(users).map(([u, p]) => `"${u}" "${p}"\n`).join(''));
+  await writeFile(ini, [
+    '[databases]', `${database} = host=127.0.0.1 port=${serverPort} dbname=${database}`, '[pgbouncer]',
+    'listen_addr = 127.0.0.1', `listen_port = ${port}`, 'auth_type = plain', `auth_file = ${join(root, 'users.txt')}`,
+    `logfile = ${join(root, 'pgbouncer.log')}`, `pidfile = ${pidFile}`, `unix_socket_dir = ${root}`, ...settings, '',
+  ].join('\n'));
+  for (const f of ['users.txt', 'pgbouncer.ini']) await giveToServer(join(root, f));
+  if (asRoot()) {
+    const { uid, gid } = await postgresIds();
+    await chown(root, uid, gid);
+  }
+  try {
+    await asOwner(existsSync('/usr/sbin/pgbouncer') ? '/usr/sbin/pgbouncer' : 'pgbouncer', ['-d', ini]);
+  } catch (e) {
+    const { readFile } = await import('node:fs/promises');
+    const text = await readFile(join(root, 'pgbouncer.log'), 'utf8').catch(() => '');
+    await rm(root, { recursive: true, force: true });
+    throw new Error(`PgBouncer did not start: ${(e as Error).message}\n${text}`);
+  }
+  return {
+    port,
+    async stop() {
+      const { readFile } = await import('node:fs/promises');
+      const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+      if (pid > 0) { try { process.kill(pid, 'SIGTERM'); } catch { /* gone already */ } }
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}

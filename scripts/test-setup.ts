@@ -62,6 +62,10 @@ export const REQUIREMENTS: readonly Requirement[] = [
     program: 'initdb and pg_ctl (/usr/lib/postgresql/*/bin)', debianPackage: 'postgresql', neededBy: 'tests that start a real PostgreSQL server on loopback',
     locate: () => postgresBin(['initdb', 'pg_ctl', 'postgres']),
   },
+  {
+    program: 'pgbouncer', debianPackage: 'pgbouncer', neededBy: 'the test that extracts through a connection pooler (test/postgres-source.test.ts)',
+    locate: () => onPath('pgbouncer') ?? (existsSync('/usr/sbin/pgbouncer') ? '/usr/sbin/pgbouncer' : undefined),
+  },
 ];
 
 /** How this user may install packages. */

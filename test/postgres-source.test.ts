@@ -28,7 +28,7 @@ import { runWindow, type RunResult } from '../pipeline/run/run-window.js';
 import { prepareSources } from '../pipeline/sources/source-plan.js';
 import { quarantineLines } from '../pipeline/cli/run-command.js';
 import { reckon, reckonAsync, reckonIn, ROOT } from './helpers/cli.js';
-import { freePort, giveToServer, startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { freePort, giveToServer, startPgbouncer, startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { checkpointQuery, copyRows, createDatasetTable, loadSourcesIntoPostgres } from './helpers/postgres-sample.js';
 
 const FILES_DIGEST = 'fdf7739e05ddf63f23b01bced7e0dadb3c86e4647850616ddebae256689e84f3';
@@ -237,6 +237,27 @@ describe('one snapshot per database', () => {
       expect([r.exit_code, r.results_digest]).toEqual([expected.exit_code, expected.results_digest]);
     } finally {
       await pg.sql('ALTER ROLE reckon_ro IN DATABASE live RESET idle_in_transaction_session_timeout');
+    }
+  });
+
+  it('through PgBouncer ignoring startup parameters, the extract transaction still sets its statement timeout and no idle timeout', async () => {
+    const expected = await runIn(live(), ['RC01']);
+    const pooler = await startPgbouncer(pg.port, 'live', { reckon_ro: PASSWORD }, ['pool_mode = transaction', 'ignore_startup_parameters = statement_timeout, options']);
+    await pg.sql(`ALTER ROLE reckon_ro IN DATABASE live SET idle_in_transaction_session_timeout = '1s'`);
+    try {
+      // As above, one reader waits idle in the snapshot for 3 s: PgBouncer dropped the startup
+      // parameter that turns the role's 1 s timeout off, so only the transaction's SET LOCAL does.
+      const query = 'select o.* from (select pg_sleep(3)) s cross join orders o';
+      const at = { host: '127.0.0.1', port: pooler.port, application_name: 'reckon-pooled', statement_timeout_s: 2 };
+      const slow = sourcesFile({ databases: { live: conn('live', at) }, datasets: { ...allFrom('live', RC01_READS), orders: { database: 'live', query, watermark: { query: checkpointQuery('orders') } } } });
+      const timedOut = await runIn(slow, ['RC01']).then(() => 'published', (e: Error) => e.message);
+      expect(timedOut).toMatch(/extracting orders failed: canceling statement due to statement timeout \(SQLSTATE 57014\)/);
+      const patient = sourcesFile({ databases: { live: conn('live', { ...at, statement_timeout_s: 60 }) }, datasets: { ...allFrom('live', RC01_READS), orders: { database: 'live', query, watermark: { query: checkpointQuery('orders') } } } });
+      const r = await runIn(patient, ['RC01']);
+      expect([r.exit_code, r.results_digest]).toEqual([expected.exit_code, expected.results_digest]);
+    } finally {
+      await pg.sql('ALTER ROLE reckon_ro IN DATABASE live RESET idle_in_transaction_session_timeout');
+      await pooler.stop();
     }
   });
 

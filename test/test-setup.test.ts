@@ -19,7 +19,7 @@ const fake = (program: string, debianPackage: string, found = false): Requiremen
 
 describe('what the tests need', () => {
   it('lists Chromium, OpenSSH and PostgreSQL with their Debian packages', () => {
-    expect(REQUIREMENTS.map((r) => r.debianPackage)).toEqual(['chromium', 'openssh-client', 'postgresql']);
+    expect(REQUIREMENTS.map((r) => r.debianPackage)).toEqual(['chromium', 'openssh-client', 'postgresql', 'pgbouncer']);
   });
 
   it('finds every one on this machine, so the set-up does nothing and says nothing', () => {

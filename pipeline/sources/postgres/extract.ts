@@ -110,8 +110,15 @@ export interface DatabaseExtract {
   readonly datasets: readonly DatasetExtract[];
 }
 
-/** The session settings PostgreSQL's own time output needs to be read as UTC ISO text (render.ts). */
-const UTC_SESSION = `SET LOCAL TimeZone = 'UTC'; SET LOCAL DateStyle = 'ISO, YMD'`;
+/**
+ * The extract transaction's settings: those PostgreSQL's own time output needs to be read as UTC
+ * ISO text (render.ts), and again the statement timeout and no idle-in-transaction timeout the
+ * connection asked for at startup, which a pooler told to ignore startup parameters drops
+ * silently (docs/postgres.md "Connection poolers"). LOCAL: they end with the transaction, so a
+ * pooled server connection is left as it was found.
+ */
+const transactionSettings = (db: Session) =>
+  `SET LOCAL TimeZone = 'UTC'; SET LOCAL DateStyle = 'ISO, YMD'; SET LOCAL statement_timeout = ${Math.trunc(db.target.statementTimeoutMs)}; SET LOCAL idle_in_transaction_session_timeout = 0`;
 
 /** Rows fetched per cursor read (bounded memory whatever the dataset's size). */
 const CURSOR_ROWS = 5_000;
@@ -348,7 +355,7 @@ export async function extractDatabase(db: OpenDatabase, sources: readonly Databa
   });
   try {
     await db.client.query(begin);
-    if (!dsql) await db.client.query(UTC_SESSION);
+    if (!dsql) await db.client.query(transactionSettings(db));
     // PostgreSQL takes the snapshot at the transaction's first statement: this one.
     const head = await db.client.query<{ v: string; s: string | null; t: string | null }>(dsql
       ? `SELECT current_setting('server_version') AS v, NULL::text AS s, NULL::text AS t`
@@ -404,7 +411,7 @@ async function shareSnapshot(db: Session, sessions: Session[], begin: string, do
       sessions.splice(sessions.indexOf(h), 1);
       continue;
     }
-    await h.client.query(UTC_SESSION);
+    await h.client.query(transactionSettings(h));
   }
 }
 
