@@ -461,7 +461,11 @@ async function readEach(sessions: readonly Session[], sources: readonly Database
       }
     }
   };
-  await Promise.all(sessions.map(work));
+  // Every session's dataset ends before the first failure is thrown: none is left writing into
+  // the sorter's folder as it is removed.
+  const failures: unknown[] = [];
+  await Promise.all(sessions.map((s) => work(s).catch((e: unknown) => { failures.push(e); })));
+  if (failures.length) throw failures[0];
   return results;
 }
 

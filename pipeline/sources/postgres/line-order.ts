@@ -59,12 +59,12 @@ export class LineSorter {
     }
   }
 
-  /** Closes the DuckDB instance, if one was made, and removes the work folder. */
+  /** Closes the DuckDB instance, if one was made, and removes the work folder. Never throws: the run's scratch folder goes anyway. */
   async close(): Promise<void> {
     const made = this.instance;
     this.instance = undefined;
     if (made) (await made.catch(() => undefined))?.closeSync();
-    await rm(this.workDir, { recursive: true, force: true });
+    await rm(this.workDir, { recursive: true, force: true }).catch(() => undefined);
   }
 
   private start(): Promise<DuckDBInstance> {
