@@ -577,6 +577,34 @@ describe("the extract's order", () => {
   });
 });
 
+describe("the extract's order, odd text", () => {
+  it('keeps spaces, tabs, backslashes and 0 rows exactly: COPY sorted by reckon and the cursor give the same bytes and entries', async () => {
+    await pg.sql('CREATE DATABASE oddtext');
+    const c = await pg.admin('oddtext');
+    await createDatasetTable(c, 'notification_intents');
+    await createDatasetTable(c, 'notification_receipts');
+    await c.query(`INSERT INTO notification_intents VALUES
+      ('2026-11-02T10:00:00Z', 'N-2 ', 'O-1', 'v1', 'email', true, '2026-11-03T00:00:00Z'),
+      ('2026-11-02T10:00:00Z', E'N-1\\x', 'O-1', 'v1', 'email', true, '2026-11-03T00:00:00Z'),
+      ('2026-11-02T10:00:00Z', E'N-\t3', 'O-1', 'v1', 'email', true, '2026-11-03T00:00:00Z'),
+      ('2026-11-02T10:00:00Z', 'N-0', 'O-1', ' v1', 'email', true, '2026-11-03T00:00:00Z')`);
+    await c.query('GRANT SELECT ON ALL TABLES IN SCHEMA public TO reckon_ro');
+    await c.end();
+    const datasets = { notification_intents: { database: 'oddtext', table: 'notification_intents' }, notification_receipts: { database: 'oddtext', table: 'notification_receipts' } };
+    const copy = await runIn(sourcesFile({ databases: { oddtext: conn('oddtext') }, datasets }), ['RC06']);
+    const cursor = await runIn(sourcesFile({ databases: { oddtext: conn('oddtext', { reader: 'cursor', parallel: 1 }) }, datasets }), ['RC06']);
+    const [a, b] = [copy, cursor].map((r) => r.manifestDoc.sources.databases!.oddtext.datasets);
+    expect([a.notification_intents.content_sha256, a.notification_receipts.content_sha256, a.notification_receipts.rows]).toEqual([b.notification_intents.content_sha256, b.notification_receipts.content_sha256, 0]);
+    expect(/ORDER BY/.test(a.notification_intents.sql)).toBe(false);
+    expect(copy.manifestDoc.quarantine.entries).toEqual(cursor.manifestDoc.quarantine.entries);
+    // Lines in byte order, the key first (tab 0x09 < '0' < '1' < '2'); each value as stored.
+    expect(copy.manifestDoc.quarantine.entries.map((e) => [e.row, e.column, String(e.raw).split(',')[0]])).toEqual([
+      [1, 'intent_id', 'N-\t3'], [2, 'template_version', 'N-0'], [4, 'intent_id', 'N-2 '],
+    ]);
+    expect(copy.manifestDoc.sources.datasets.notification_intents).toMatchObject({ records_read: 4, records_loaded: 1, quarantined: 3 });
+  });
+});
+
 describe('connections', () => {
   const window = windowForDate(DATE);
   const prepareError = async (database: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<string> => {
