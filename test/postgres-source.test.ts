@@ -603,6 +603,23 @@ describe("the extract's order, odd text", () => {
     ]);
     expect(copy.manifestDoc.sources.datasets.notification_intents).toMatchObject({ records_read: 4, records_loaded: 1, quarantined: 3 });
   });
+
+  it('a line longer than DuckDB reads as one field (3 MB) has the server sort the extract, still the same bytes as the cursor', async () => {
+    await pg.sql('CREATE DATABASE longline');
+    const c = await pg.admin('longline');
+    await createDatasetTable(c, 'notification_intents');
+    await c.query(`INSERT INTO notification_intents VALUES
+      ('2026-11-02T10:00:00Z', 'N-2', repeat('O', 3000000), 'v1', 'email', true, '2026-11-03T00:00:00Z'),
+      ('2026-11-02T10:00:00Z', 'N-1', 'O-1', 'v1', 'email', true, '2026-11-03T00:00:00Z')`);
+    await c.query('GRANT SELECT ON ALL TABLES IN SCHEMA public TO reckon_ro');
+    await c.end();
+    const datasets = { notification_intents: { database: 'longline', table: 'notification_intents' } };
+    const copy = await runIn(sourcesFile({ databases: { longline: conn('longline') }, datasets }), ['RC06']);
+    const cursor = await runIn(sourcesFile({ databases: { longline: conn('longline', { reader: 'cursor', parallel: 1 }) }, datasets }), ['RC06']);
+    const [a, b] = [copy, cursor].map((r) => r.manifestDoc.sources.databases!.longline.datasets.notification_intents);
+    expect([a.rows, /ORDER BY/.test(a.sql), a.content_sha256]).toEqual([2, true, b.content_sha256]);
+    expect(a.bytes).toBeGreaterThan(3_000_000);
+  });
 });
 
 describe('connections', () => {
